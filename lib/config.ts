@@ -1,0 +1,203 @@
+import { dirname, join, resolve } from 'node:path';
+import { ServiceError } from './errors.js';
+import { parseTrustProxy, type TrustProxy } from './http/trust-proxy.js';
+
+/** The password-change events an embedder can subscribe to (CONTRACT A-4). */
+export interface ResetTokenEvent { readonly name: string; readonly token: string; readonly expiresAt: Date }
+export interface PasswordChangedEvent {
+  readonly name: string;
+  /** Who made the change: the user themself, an admin's name, or `null` for a reset token or the CLI. */
+  readonly by: string | null;
+  readonly via: 'basic' | 'digest' | 'token' | 'form' | 'cli' | 'library';
+  readonly at: Date;
+}
+
+/** A resource's loader: a function of the query that returns a JSON-compatible value (A-2). */
+export type ResourceLoader = (query: URLSearchParams) => unknown;
+
+/** Public options of createService(); every field is optional. */
+export interface ServiceOptions {
+  /** Address the HTTPS listener binds. @default '127.0.0.1' */
+  host?: string;
+  /** HTTPS port; 0 picks a free one. @default 8443 */
+  port?: number;
+  /** Optional plain-HTTP port (T-3); representations only. @default undefined (off) */
+  httpPort?: number;
+  /** JSON-file user store (U-1). @default './data/users.json' */
+  store?: string;
+  /** PEM certificate and key. Without them a development certificate is created under `certDir` (T-2). */
+  cert?: string | Buffer;
+  key?: string | Buffer;
+  /** Where the development certificate lives. @default './certs' */
+  certDir?: string;
+  /** Accept RFC 7616 Digest on the password PUT (P-10). @default false */
+  digest?: boolean;
+  /** AES-256-GCM key file for the Digest secrets, kept apart from the store. @default '<store dir>/digest.key' */
+  digestKeyFile?: string;
+  /** Addresses or CIDR ranges of TLS-terminating proxies (T-5). @default none */
+  trustProxy?: string | readonly string[];
+  /** Minimum password length in code points, 8..64 (P-6). @default 15 */
+  minPasswordLength?: number;
+  /** Authentication realm. @default 'httpskit' */
+  realm?: string;
+  /** Strict-Transport-Security max-age in seconds, or false for none (T-4). @default 31536000 */
+  hstsMaxAge?: number | false;
+  /** scrypt cost as log2(N), r, p (U-3). @default { ln: 17, r: 8, p: 1 } */
+  scrypt?: { readonly ln: number; readonly r: number; readonly p: number };
+  /** Lifetime of a reset token (P-9). @default 900000 (15 minutes) */
+  resetTokenTtlMs?: number;
+  /** Hashes in flight at once, and waiting (P-8). @default libuv pool size, and 4x that */
+  hashConcurrency?: number;
+  hashQueueLimit?: number;
+  /** L-1 limits. */
+  headersTimeoutMs?: number;
+  requestTimeoutMs?: number;
+  keepAliveTimeoutMs?: number;
+  maxHeaderBytes?: number;
+  maxTargetLength?: number;
+  maxBodyBytes?: number;
+  /** Resources served at /api/<name> besides the built-in `something` (A-2). */
+  resources?: Readonly<Record<string, ResourceLoader>>;
+  /** Where log lines go (one JSON object per line), or false for none. @default process.stdout */
+  log?: false | ((line: string) => void);
+  /** A-4 hooks. A hook that throws or hangs is logged and never blocks the change. */
+  onResetToken?: (event: ResetTokenEvent) => unknown;
+  onPasswordChanged?: (event: PasswordChangedEvent) => unknown;
+}
+
+export interface Config {
+  readonly host: string;
+  readonly port: number;
+  readonly httpPort: number | undefined;
+  readonly store: string;
+  readonly cert: string | Buffer | undefined;
+  readonly key: string | Buffer | undefined;
+  readonly certDir: string;
+  readonly digest: boolean;
+  readonly digestKeyFile: string;
+  readonly trustProxy: TrustProxy;
+  readonly minPasswordLength: number;
+  readonly realm: string;
+  readonly hstsMaxAge: number | false;
+  readonly scrypt: { readonly ln: number; readonly r: number; readonly p: number };
+  readonly resetTokenTtlMs: number;
+  readonly hashConcurrency: number;
+  readonly hashQueueLimit: number;
+  readonly headersTimeoutMs: number;
+  readonly requestTimeoutMs: number;
+  readonly keepAliveTimeoutMs: number;
+  readonly maxHeaderBytes: number;
+  readonly maxTargetLength: number;
+  readonly maxBodyBytes: number;
+  readonly resources: Readonly<Record<string, ResourceLoader>>;
+  readonly log: false | ((line: string) => void);
+  readonly onResetToken: ((event: ResetTokenEvent) => unknown) | undefined;
+  readonly onPasswordChanged: ((event: PasswordChangedEvent) => unknown) | undefined;
+}
+
+const KNOWN: { readonly [K in keyof ServiceOptions]-?: true } = {
+  host: true, port: true, httpPort: true, store: true, cert: true, key: true, certDir: true, digest: true,
+  digestKeyFile: true, trustProxy: true, minPasswordLength: true, realm: true, hstsMaxAge: true, scrypt: true,
+  resetTokenTtlMs: true, hashConcurrency: true, hashQueueLimit: true, headersTimeoutMs: true, requestTimeoutMs: true,
+  keepAliveTimeoutMs: true, maxHeaderBytes: true, maxTargetLength: true, maxBodyBytes: true, resources: true, log: true,
+  onResetToken: true, onPasswordChanged: true,
+};
+
+/** Resource names: lowercase letters, digits, '-' and '_' (no '.', which starts an extension). */
+export const RESOURCE_NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/;
+
+/** Validates options once and returns a frozen Config with every default filled in. */
+export function resolveConfig(options: ServiceOptions = {}): Config {
+  if (typeof options !== 'object' || options === null) invalid('options must be an object');
+  for (const key of Object.keys(options)) {
+    if (!(key in KNOWN)) invalid(`unknown option "${key}"`);
+  }
+  const o = options;
+  const store = resolve(text(o.store ?? './data/users.json', 'store'));
+  const poolSize = Number(process.env['UV_THREADPOOL_SIZE']) || 4;
+  const hashConcurrency = integer(o.hashConcurrency ?? poolSize, 'hashConcurrency', 1, 1024);
+  if ((o.cert === undefined) !== (o.key === undefined)) invalid('cert and key must be given together');
+  const realm = text(o.realm ?? 'httpskit', 'realm');
+  if (/["\\\p{Cc}]/u.test(realm)) invalid('realm cannot contain quotes, backslashes or control characters');
+  const scrypt = o.scrypt ?? { ln: 17, r: 8, p: 1 };
+  if (typeof scrypt !== 'object' || scrypt === null) invalid('scrypt must be an object { ln, r, p }');
+  const resources = o.resources ?? {};
+  for (const [name, load] of Object.entries(resources)) {
+    if (!RESOURCE_NAME.test(name)) invalid(`resource name "${name}" must match ${String(RESOURCE_NAME)}`);
+    if (typeof load !== 'function') invalid(`resource "${name}" must be a function of the query`);
+  }
+  let trustProxy: TrustProxy;
+  try {
+    trustProxy = parseTrustProxy(o.trustProxy ?? []);
+  } catch (error) {
+    invalid(`trustProxy: ${(error as Error).message}`);
+  }
+  const hsts = o.hstsMaxAge ?? 31_536_000;
+  return Object.freeze({
+    host: text(o.host ?? '127.0.0.1', 'host'),
+    port: integer(o.port ?? 8443, 'port', 0, 65_535),
+    httpPort: o.httpPort === undefined ? undefined : integer(o.httpPort, 'httpPort', 0, 65_535),
+    store,
+    cert: pem(o.cert, 'cert'),
+    key: pem(o.key, 'key'),
+    certDir: resolve(text(o.certDir ?? './certs', 'certDir')),
+    digest: bool(o.digest ?? false, 'digest'),
+    digestKeyFile: resolve(text(o.digestKeyFile ?? join(dirname(store), 'digest.key'), 'digestKeyFile')),
+    trustProxy,
+    minPasswordLength: integer(o.minPasswordLength ?? 15, 'minPasswordLength', 8, 64),
+    realm,
+    hstsMaxAge: hsts === false ? false : integer(hsts, 'hstsMaxAge', 0, 2 ** 31 - 1),
+    scrypt: Object.freeze({
+      ln: integer(scrypt.ln, 'scrypt.ln', 1, 24),
+      r: integer(scrypt.r, 'scrypt.r', 1, 64),
+      p: integer(scrypt.p, 'scrypt.p', 1, 16),
+    }),
+    resetTokenTtlMs: integer(o.resetTokenTtlMs ?? 900_000, 'resetTokenTtlMs', 1_000, 7 * 86_400_000),
+    hashConcurrency,
+    hashQueueLimit: integer(o.hashQueueLimit ?? hashConcurrency * 4, 'hashQueueLimit', 0, 100_000),
+    headersTimeoutMs: integer(o.headersTimeoutMs ?? 10_000, 'headersTimeoutMs', 100, 600_000),
+    requestTimeoutMs: integer(o.requestTimeoutMs ?? 30_000, 'requestTimeoutMs', 100, 3_600_000),
+    keepAliveTimeoutMs: integer(o.keepAliveTimeoutMs ?? 5_000, 'keepAliveTimeoutMs', 100, 600_000),
+    maxHeaderBytes: integer(o.maxHeaderBytes ?? 16_384, 'maxHeaderBytes', 1_024, 1_048_576),
+    maxTargetLength: integer(o.maxTargetLength ?? 8_192, 'maxTargetLength', 64, 1_048_576),
+    maxBodyBytes: integer(o.maxBodyBytes ?? 4_096, 'maxBodyBytes', 64, 1_048_576),
+    resources: Object.freeze({ ...resources }),
+    log: o.log === undefined ? (line: string) => void process.stdout.write(line + '\n') : logOption(o.log),
+    onResetToken: hook(o.onResetToken, 'onResetToken'),
+    onPasswordChanged: hook(o.onPasswordChanged, 'onPasswordChanged'),
+  });
+}
+
+function invalid(message: string): never {
+  throw new ServiceError('ERR_INVALID_OPTION', message);
+}
+
+function integer(value: unknown, name: string, min: number, max: number): number {
+  if (typeof value === 'number' && Number.isInteger(value) && value >= min && value <= max) return value;
+  invalid(`${name} must be an integer from ${min} to ${max}, got ${JSON.stringify(value) ?? String(value)}`);
+}
+
+function text(value: unknown, name: string): string {
+  if (typeof value === 'string' && value !== '') return value;
+  invalid(`${name} must be a non-empty string`);
+}
+
+function bool(value: unknown, name: string): boolean {
+  if (typeof value === 'boolean') return value;
+  invalid(`${name} must be true or false`);
+}
+
+function pem(value: unknown, name: string): string | Buffer | undefined {
+  if (value === undefined || typeof value === 'string' || Buffer.isBuffer(value)) return value;
+  invalid(`${name} must be PEM text (string or Buffer)`);
+}
+
+function logOption(value: unknown): false | ((line: string) => void) {
+  if (value === false || typeof value === 'function') return value as false | ((line: string) => void);
+  invalid('log must be false or a function of one line');
+}
+
+function hook<T>(value: T | undefined, name: string): T | undefined {
+  if (value === undefined || typeof value === 'function') return value;
+  invalid(`${name} must be a function`);
+}

@@ -1,0 +1,27 @@
+/**
+ * Stable codes for setup and programming failures (STYLE §3–4). Tests and callers branch on the
+ * code; the message is prose for humans and may change.
+ */
+export type ErrorCode =
+  | 'ERR_INVALID_OPTION'
+  | 'ERR_STORE_CORRUPT'
+  | 'ERR_STORE_LOCKED'
+  | 'ERR_STORE_WRITE'
+  | 'ERR_STORE_CLOSED'
+  | 'ERR_CERT_UNREADABLE'
+  | 'ERR_USER_EXISTS'
+  | 'ERR_USER_NOT_FOUND'
+  | 'ERR_INVALID_NAME'
+  | 'ERR_PASSWORD_POLICY';
+
+/** A failure of setup, configuration or storage, identified by a stable `code`. */
+export class ServiceError extends Error {
+  override readonly name = 'ServiceError';
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    options?: ErrorOptions,
+  ) {
+    super(message, options);
+  }
+}

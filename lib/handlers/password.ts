@@ -1,0 +1,137 @@
+import { overloadSafe, type Authenticator } from '../auth/authenticate.js';
+import { ServiceError } from '../errors.js';
+import { parseContentType } from '../http/body.js';
+import type { RequestContext } from '../http/context.js';
+import { HttpError, problem } from '../http/problem.js';
+import { decodeComponent } from '../http/query.js';
+import type { Reply } from '../http/reply.js';
+import { checkUserName } from '../users/names.js';
+import { decodeUtf8Strict, hasLoneSurrogate } from '../users/prepare.js';
+import type { Throttle } from '../users/throttle.js';
+import { PasswordPolicyError, type Users } from '../users/users.js';
+
+export interface PasswordHandlerOptions {
+  readonly users: Users;
+  readonly auth: Authenticator;
+  readonly throttle: Throttle;
+  readonly maxBodyBytes: number;
+}
+
+const NO_CONTENT: Reply = { status: 204, headers: { 'cache-control': 'no-store' } };
+
+/**
+ * PUT /user/{name}/password and POST /user/{name}/resetpassword/ (P-0..P-7). Checks run in the
+ * contract's order: transport, then credentials and authorization from the headers, then the body.
+ */
+export function createPasswordHandlers(o: PasswordHandlerOptions) {
+  async function put(ctx: RequestContext, params: Readonly<Record<string, string>>): Promise<Reply> {
+    requireTransport(ctx);
+    const target = targetName(params['name'] ?? '');
+    const who = await o.auth.authenticate(ctx, target);
+    // P-3: a user changes their own password; an admin anyone's (404 if absent); others 403.
+    if (who.caller !== target) {
+      const caller = o.users.get(who.caller);
+      if (caller?.role !== 'admin') throw new HttpError(problem(403, 'forbidden', { detail: 'You may change only your own password.' }));
+      if (target === undefined || o.users.get(target) === undefined) throw new HttpError(problem(404, 'not-found', { detail: 'No such user.' }));
+    }
+    const type = parseContentType(ctx.headers['content-type']);
+    if (type?.type !== 'text/plain' || (type.charset !== undefined && type.charset !== 'utf-8')) {
+      throw unsupported('Send the new password as text/plain; charset=utf-8.');
+    }
+    const password = decodeUtf8Strict(await ctx.readBody(o.maxBodyBytes));
+    if (password === undefined) throw badRequest('The body is not valid UTF-8.');
+    await change(target as string, password, {
+      via: who.via,
+      by: who.via === 'token' ? null : who.caller,
+      ...(who.caller === target && who.password !== undefined ? { knownCurrent: who.password } : {}),
+      ...(who.token === undefined ? {} : { token: who.token }),
+    });
+    return NO_CONTENT;
+  }
+
+  async function post(ctx: RequestContext, params: Readonly<Record<string, string>>): Promise<Reply> {
+    requireTransport(ctx);
+    const type = parseContentType(ctx.headers['content-type']);
+    if (type?.type !== 'application/json' || (type.charset !== undefined && type.charset !== 'utf-8')) {
+      throw unsupported('Send {"oldpasswd": "…", "newpasswd": "…"} as application/json.');
+    }
+    const text = decodeUtf8Strict(await ctx.readBody(o.maxBodyBytes));
+    if (text === undefined) throw badRequest('The body is not valid UTF-8.');
+    const { oldpasswd, newpasswd } = parseForm(text);
+    const target = targetName(params['name'] ?? '');
+    const account = target ?? params['name'] ?? '';
+    o.auth.gate(account, ctx.address);
+    const record = target === undefined ? undefined : await overloadSafe(() => o.users.verify(target, oldpasswd));
+    if (record === undefined || target === undefined) {
+      o.throttle.fail(account, ctx.address);
+      // P-5: the old password is in the body, so no challenge is owed: 403, not 401.
+      throw new HttpError(problem(403, 'invalid-credentials', { detail: 'The user name or the old password is wrong.' }));
+    }
+    o.throttle.succeed(account);
+    await change(target, newpasswd, { via: 'form', by: target, knownCurrent: oldpasswd });
+    return NO_CONTENT;
+  }
+
+  async function change(target: string, password: string, options: Parameters<Users['setPassword']>[2]): Promise<void> {
+    let outcome;
+    try {
+      outcome = await overloadSafe(() => o.users.setPassword(target, password, options));
+    } catch (error) {
+      if (error instanceof PasswordPolicyError) {
+        throw new HttpError(
+          problem(422, 'password-policy', { detail: 'The new password does not meet the password policy.', violations: [...error.violations] }),
+        );
+      }
+      if (error instanceof ServiceError && (error.code === 'ERR_STORE_WRITE' || error.code === 'ERR_STORE_LOCKED')) {
+        throw new HttpError(problem(503, 'overloaded', { detail: 'The change could not be saved; nothing was changed. Retry shortly.' }), {
+          'retry-after': '1',
+        });
+      }
+      throw error;
+    }
+    if (outcome === 'not-found') throw new HttpError(problem(404, 'not-found', { detail: 'No such user.' }));
+    if (outcome === 'token-invalid') throw o.auth.unauthorized({ bearer: true });
+  }
+
+  return { put, post };
+}
+
+/** P-1 / T-3: HTTPS only, and no query string (it would land in logs). Checked before anything else. */
+function requireTransport(ctx: RequestContext): void {
+  if (!ctx.secure) {
+    throw new HttpError(problem(403, 'https-required', { detail: 'Password operations are accepted only over HTTPS.' }), { connection: 'close' });
+  }
+  if (ctx.rawQuery !== undefined) throw badRequest('Password operations take no query string; send nothing secret in a URL.');
+}
+
+/** The path's user name, NFC, or undefined when it cannot be a user (such a user does not exist). */
+function targetName(segment: string): string | undefined {
+  const decoded = decodeComponent(segment, false);
+  if (decoded === undefined) return undefined;
+  const check = checkUserName(decoded);
+  return check.ok ? check.name : undefined;
+}
+
+function parseForm(text: string): { oldpasswd: string; newpasswd: string } {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw badRequest('The body is not valid JSON.');
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw badRequest('The body must be a JSON object.');
+  const { oldpasswd, newpasswd } = value as Record<string, unknown>;
+  if (typeof oldpasswd !== 'string' || typeof newpasswd !== 'string') {
+    throw badRequest('oldpasswd and newpasswd must both be strings.');
+  }
+  if (hasLoneSurrogate(oldpasswd) || hasLoneSurrogate(newpasswd)) throw badRequest('Passwords must be valid Unicode (no lone surrogates).');
+  return { oldpasswd, newpasswd };
+}
+
+function badRequest(detail: string): HttpError {
+  return new HttpError(problem(400, 'bad-request', { detail }));
+}
+
+function unsupported(detail: string): HttpError {
+  return new HttpError(problem(415, 'unsupported-media-type', { detail }));
+}

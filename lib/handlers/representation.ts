@@ -1,0 +1,102 @@
+import type { RequestContext } from '../http/context.js';
+import { HttpError, problem } from '../http/problem.js';
+import { decodeComponent, parseQuery, singleParam, type Query } from '../http/query.js';
+import type { Reply } from '../http/reply.js';
+import { strongEtag } from '../representation/etag.js';
+import { OFFERED, parseFormat, type Format, type MediaType, type Selector } from '../representation/select.js';
+import { toXml } from '../representation/xml.js';
+import type { Registry } from '../resources/registry.js';
+
+const CONTENT_TYPES: { readonly [T in MediaType]: string } = {
+  'application/json': 'application/json; charset=utf-8',
+  'application/xml': 'application/xml; charset=utf-8',
+  'text/xml': 'text/xml; charset=utf-8',
+};
+
+/** The request's resource, extension and validated query: shared by the handler and problem rendering. */
+export interface ResourceTarget {
+  readonly name: string;
+  readonly extension: Format | undefined;
+  readonly query: Query;
+  readonly returnType: Format | undefined;
+}
+
+/**
+ * Reads `/api/<name>[.<ext>]` and the query (N-8). Throws HttpError 404 for an unknown extension,
+ * 400 for malformed percent-encoding, an unknown or repeated `return_type`.
+ */
+export function parseResourceTarget(segment: string, rawQuery: string | undefined): ResourceTarget {
+  const decoded = decodeComponent(segment, false);
+  if (decoded === undefined) throw new HttpError(problem(400, 'bad-request', { detail: 'The path has malformed percent-encoding.' }));
+  const dot = decoded.lastIndexOf('.');
+  const name = dot < 0 ? decoded : decoded.slice(0, dot);
+  let extension: Format | undefined;
+  if (dot >= 0) {
+    extension = parseFormat(decoded.slice(dot + 1));
+    if (extension === undefined) throw new HttpError(problem(404, 'not-found', { detail: 'Available extensions: .json, .xml.' }));
+  }
+  const query = parseQuery(rawQuery ?? '');
+  if (query === undefined) throw new HttpError(problem(400, 'bad-request', { detail: 'The query has malformed percent-encoding.' }));
+  const rt = singleParam(query, 'return_type');
+  if (rt.kind === 'repeated') throw new HttpError(problem(400, 'bad-request', { detail: 'return_type may be given at most once.' }));
+  let returnType: Format | undefined;
+  if (rt.kind === 'value') {
+    returnType = parseFormat(rt.value);
+    if (returnType === undefined) {
+      throw new HttpError(problem(400, 'bad-request', { detail: 'return_type must be json or xml.', allowed: ['json', 'xml'] }));
+    }
+  }
+  return { name, extension, query, returnType };
+}
+
+/** GET/HEAD /api/<name>[.json|.xml] (N-1..N-13). */
+export function createRepresentationHandler(registry: Registry, selector: Selector) {
+  return async function representation(ctx: RequestContext, params: Readonly<Record<string, string>>): Promise<Reply> {
+    const target = parseResourceTarget(params['resource'] ?? '', ctx.rawQuery);
+    const load = registry.get(target.name);
+    if (load === undefined) throw new HttpError(problem(404, 'not-found'));
+    const accept = ctx.headers.accept;
+    const selection = selector.select(target.extension, target.extension === undefined ? target.returnType : undefined, accept);
+    if (selection.kind === 'not-acceptable') {
+      throw new HttpError(problem(406, 'not-acceptable', { detail: 'This resource is available as JSON or XML.', available: [...OFFERED] }), {
+        vary: 'Accept',
+        link: alternates(target, undefined).join(', '),
+      });
+    }
+    const search = new URLSearchParams();
+    for (const [k, values] of target.query) for (const v of values) search.append(k, v);
+    const value = await load(search);
+    const body = selection.format === 'json' ? JSON.stringify(value) ?? 'null' : toXml(value, { root: target.name });
+    const headers: Record<string, string> = { 'content-type': CONTENT_TYPES[selection.type] };
+    const links = alternates(target, selection.type);
+    if (links.length > 0) headers['link'] = links.join(', ');
+    if (selection.byAccept) headers['content-location'] = extensionPath(target, selection.format);
+    return {
+      status: 200,
+      headers,
+      body,
+      etag: strongEtag(selection.type, body),
+      ...(selection.byAccept ? { vary: ['Accept'] } : {}),
+    };
+  };
+}
+
+/** N-13: `Link: <…>; rel="alternate"; type="…"` for each representation other than `current`. */
+function alternates(target: ResourceTarget, current: MediaType | undefined): string[] {
+  const links: string[] = [];
+  if (current !== 'application/json') links.push(`<${extensionPath(target, 'json')}>; rel="alternate"; type="application/json"`);
+  if (current !== 'application/xml' && current !== 'text/xml') {
+    links.push(`<${extensionPath(target, 'xml')}>; rel="alternate"; type="application/xml"`);
+  }
+  return links;
+}
+
+/** The extension form's path with the query re-encoded, less `return_type` (it no longer decides). */
+function extensionPath(target: ResourceTarget, format: Format): string {
+  const pairs: string[] = [];
+  for (const [k, values] of target.query) {
+    if (k === 'return_type') continue;
+    for (const v of values) pairs.push(`${encodeURIComponent(k)}=${encodeURIComponent(v)}`);
+  }
+  return `/api/${target.name}.${format}${pairs.length > 0 ? `?${pairs.join('&')}` : ''}`;
+}

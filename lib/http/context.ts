@@ -1,0 +1,43 @@
+import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
+import { readBody } from './body.js';
+import { clientAddress, type TrustProxy } from './trust-proxy.js';
+
+/** What a handler may know about a request: parsed once, no access to the raw socket. */
+export interface RequestContext {
+  readonly id: string;
+  readonly method: string;
+  /** The raw path, without the query. */
+  readonly path: string;
+  /** The raw query after '?', or undefined when the target has no '?'. */
+  readonly rawQuery: string | undefined;
+  /** HTTPS, directly or through a trusted proxy (T-5). */
+  readonly secure: boolean;
+  /** The client's address (T-5). */
+  readonly address: string;
+  readonly headers: IncomingHttpHeaders;
+  readBody(limit: number): Promise<Buffer>;
+}
+
+export function createContext(req: IncomingMessage, id: string, trust: TrustProxy): RequestContext {
+  const target = req.url ?? '/';
+  const q = target.indexOf('?');
+  const peer = req.socket.remoteAddress ?? '';
+  const trusted = trust.isTrusted(peer);
+  const direct = (req.socket as { encrypted?: boolean }).encrypted === true;
+  const proto = req.headers['x-forwarded-proto'];
+  const forwardedFor = req.headers['x-forwarded-for'];
+  return {
+    id,
+    method: req.method ?? 'GET',
+    path: q < 0 ? target : target.slice(0, q),
+    rawQuery: q < 0 ? undefined : target.slice(q + 1),
+    secure: direct || (trusted && typeof proto === 'string' && proto.trim().toLowerCase() === 'https'),
+    address: trusted ? clientAddress(peer, typeof forwardedFor === 'string' ? forwardedFor : undefined, trust) : stripMapped(peer),
+    headers: req.headers,
+    readBody: (limit) => readBody(req, limit),
+  };
+}
+
+function stripMapped(address: string): string {
+  return address.startsWith('::ffff:') && address.includes('.') ? address.slice(7) : address;
+}

@@ -1,0 +1,130 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { randomBytes } from 'node:crypto';
+import type { Logger } from '../log.js';
+import { parseFormat, type Format, type Selector } from '../representation/select.js';
+import { createContext, type RequestContext } from './context.js';
+import { HttpError, problem, renderProblem, type Problem } from './problem.js';
+import { parseQuery, singleParam } from './query.js';
+import { writeReply, type CommonHeaders, type Reply } from './reply.js';
+import type { Router } from './router.js';
+import type { TrustProxy } from './trust-proxy.js';
+
+export type Handler = (ctx: RequestContext, params: Readonly<Record<string, string>>) => Promise<Reply>;
+
+export interface DispatchOptions {
+  readonly router: Router<Handler>;
+  readonly selector: Selector;
+  readonly trust: TrustProxy;
+  readonly log: Logger;
+  readonly maxTargetLength: number;
+  /** Common headers for HTTPS and for plain-HTTP responses (T-4: no HSTS on plain HTTP). */
+  readonly secureHeaders: CommonHeaders;
+  readonly plainHeaders: CommonHeaders;
+}
+
+/**
+ * The per-request pipeline: context → route → handler → reply; any throw becomes a problem
+ * document (E-1) and a non-HttpError is logged and answered 500 without detail (E-3).
+ */
+export function createDispatcher(options: DispatchOptions): (req: IncomingMessage, res: ServerResponse) => void {
+  const { router, selector, trust, log, maxTargetLength } = options;
+  const idPrefix = randomBytes(4).toString('hex');
+  let counter = 0;
+
+  return function dispatch(req, res) {
+    const started = process.hrtime.bigint();
+    const id = `${idPrefix}-${(++counter).toString(36)}`;
+    const ctx = createContext(req, id, trust);
+    const common = ctx.secure ? options.secureHeaders : options.plainHeaders;
+    res.on('finish', () => {
+      log.request({
+        id,
+        method: ctx.method,
+        path: ctx.path.length > 512 ? `${ctx.path.slice(0, 512)}…` : ctx.path,
+        status: res.statusCode,
+        durationMs: Number(process.hrtime.bigint() - started) / 1e6,
+        address: ctx.address,
+      });
+    });
+    respond(ctx).then(
+      (reply) => send(req, res, { ...reply, headers: { 'x-request-id': id, ...reply.headers } }, common),
+      (error: unknown) => send(req, res, errorReply(ctx, error), common),
+    );
+  };
+
+  async function respond(ctx: RequestContext): Promise<Reply> {
+    if ((ctx.path.length + (ctx.rawQuery?.length ?? -1) + 1) > maxTargetLength) {
+      throw new HttpError(problem(414, 'uri-too-long', { detail: `The request target must be at most ${maxTargetLength} bytes.` }));
+    }
+    if (!ctx.path.startsWith('/')) {
+      if (ctx.method === 'OPTIONS' && ctx.path === '*') return { status: 204, headers: { allow: 'GET, HEAD, OPTIONS, PUT, POST' } };
+      throw new HttpError(problem(400, 'bad-request', { detail: 'The request target must be an absolute path.' }));
+    }
+    const match = router.match(ctx.method, ctx.path);
+    switch (match.kind) {
+      case 'found':
+        return match.handler(ctx, match.params);
+      case 'method-not-allowed':
+        if (ctx.method === 'OPTIONS') return { status: 204, headers: { allow: match.allow.join(', ') } };
+        throw new HttpError(problem(405, 'method-not-allowed', { detail: `Allowed: ${match.allow.join(', ')}.` }), { allow: match.allow.join(', ') });
+      case 'not-found':
+        throw new HttpError(problem(404, 'not-found'));
+    }
+  }
+
+  function errorReply(ctx: RequestContext, error: unknown): Reply {
+    let p: Problem;
+    let headers: Readonly<Record<string, string | readonly string[]>> = {};
+    if (error instanceof HttpError) {
+      p = error.problem;
+      headers = error.headers;
+    } else {
+      log.error('unhandled error', error, { id: ctx.id });
+      p = problem(500, 'internal', { detail: `Something went wrong. Quote request id ${ctx.id} when reporting it.` });
+    }
+    const { format, byAccept } = problemFormatOf(ctx);
+    const rendered = renderProblem(p, format);
+    const vary = new Set<string>();
+    for (const v of String(headers['vary'] ?? '').split(',')) if (v.trim() !== '') vary.add(v.trim());
+    if (byAccept) vary.add('Accept');
+    const rest: Record<string, string | readonly string[]> = {};
+    for (const [k, v] of Object.entries(headers)) if (k.toLowerCase() !== 'vary') rest[k.toLowerCase()] = v;
+    return {
+      status: p.status,
+      headers: { ...rest, 'x-request-id': ctx.id, 'content-type': rendered.contentType, 'cache-control': 'no-store' },
+      body: rendered.body,
+      vary: [...vary],
+      close: rest['connection'] === 'close',
+    };
+  }
+
+  /** E-1: the problem's format follows the request's own choice of representation where it made one. */
+  function problemFormatOf(ctx: RequestContext): { format: Format; byAccept: boolean } {
+    let extension: Format | undefined;
+    const m = /^\/api\/[^/?]*\.([A-Za-z]+)\/?$/.exec(ctx.path);
+    if (m !== null) extension = parseFormat(m[1] as string);
+    let returnType: Format | undefined;
+    if (extension === undefined && ctx.rawQuery !== undefined && ctx.path.startsWith('/api/')) {
+      const query = parseQuery(ctx.rawQuery);
+      const rt = query === undefined ? undefined : singleParam(query, 'return_type');
+      if (rt?.kind === 'value') returnType = parseFormat(rt.value);
+    }
+    const accept = ctx.headers.accept;
+    return selector.problemFormat(extension, returnType, accept);
+  }
+
+  function send(req: IncomingMessage, res: ServerResponse, reply: Reply, common: CommonHeaders): void {
+    if (res.headersSent || res.destroyed) return;
+    try {
+      writeReply(req, res, reply, common);
+    } catch (error) {
+      log.error('could not write the response', error);
+      if (!res.headersSent) {
+        res.writeHead(500, { 'content-type': 'application/problem+json; charset=utf-8', ...common });
+        res.end(JSON.stringify(problem(500, 'internal')));
+      } else {
+        res.destroy();
+      }
+    }
+  }
+}

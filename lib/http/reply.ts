@@ -1,0 +1,82 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+
+/** What a handler returns; only writeReply() turns it into bytes on the socket. */
+export interface Reply {
+  readonly status: number;
+  readonly headers?: Readonly<Record<string, string | readonly string[]>>;
+  readonly body?: string;
+  /** Strong entity tag, quoted (`"abc"`); enables If-None-Match → 304 (N-7). */
+  readonly etag?: string;
+  /** Request header names the choice of representation depended on (N-5). */
+  readonly vary?: readonly string[];
+  /** Close the connection after this response (e.g. a request body we stopped reading). */
+  readonly close?: boolean;
+}
+
+/** Headers that every response carries (T-4), resolved once per listener. */
+export type CommonHeaders = Readonly<Record<string, string>>;
+
+/** Headers a 304 repeats from the 200 it stands for (RFC 9110 §15.4.5). */
+const KEPT_ON_304 = new Set(['cache-control', 'content-location', 'date', 'etag', 'expires', 'vary', 'link']);
+
+/**
+ * The one writer to `res`: common headers, Vary, ETag/If-None-Match → 304, HEAD without body,
+ * Content-Length. Never throws for a reply built by our handlers.
+ */
+export function writeReply(req: IncomingMessage, res: ServerResponse, reply: Reply, common: CommonHeaders): void {
+  const headers: Record<string, string | readonly string[]> = { ...common };
+  for (const [name, value] of Object.entries(reply.headers ?? {})) headers[name.toLowerCase()] = value;
+  if (reply.vary !== undefined && reply.vary.length > 0) headers['vary'] = reply.vary.join(', ');
+  if (reply.close === true) headers['connection'] = 'close';
+
+  let status = reply.status;
+  let body = reply.body;
+  if (reply.etag !== undefined) {
+    headers['etag'] = reply.etag;
+    const method = req.method;
+    if (status === 200 && (method === 'GET' || method === 'HEAD') && ifNoneMatchHits(req.headers['if-none-match'], reply.etag)) {
+      status = 304;
+      body = undefined;
+      for (const name of Object.keys(headers)) {
+        if (!KEPT_ON_304.has(name) && !(name in common)) delete headers[name];
+      }
+    }
+  }
+  if (body !== undefined) headers['content-length'] = String(Buffer.byteLength(body));
+  else if (status !== 304 && status !== 204 && status >= 200) headers['content-length'] = '0';
+
+  res.writeHead(status, headers as Record<string, string | string[]>);
+  if (req.method === 'HEAD' || body === undefined) res.end();
+  else res.end(body);
+}
+
+/**
+ * If-None-Match (RFC 9110 §13.1.2) uses the weak comparison: `W/"x"` matches `"x"`. `*` matches any
+ * current representation. A header that does not parse matches nothing.
+ */
+export function ifNoneMatchHits(header: string | undefined, etag: string): boolean {
+  if (header === undefined) return false;
+  const want = opaque(etag);
+  let i = 0;
+  const n = header.length;
+  while (i < n) {
+    const c = header.charCodeAt(i);
+    if (c === 0x20 || c === 0x09 || c === 0x2c) {
+      i++;
+      continue;
+    }
+    if (c === 0x2a) return true; // '*'
+    if (c === 0x57 && header.charCodeAt(i + 1) === 0x2f) i += 2; // 'W/'
+    if (header.charCodeAt(i) !== 0x22) return false;
+    const end = header.indexOf('"', i + 1);
+    if (end < 0) return false;
+    if (header.slice(i + 1, end) === want) return true;
+    i = end + 1;
+  }
+  return false;
+}
+
+function opaque(etag: string): string {
+  const start = etag.startsWith('W/') ? 3 : 1;
+  return etag.slice(start, -1);
+}

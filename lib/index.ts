@@ -1,0 +1,22 @@
+// The public entry point: every export is named here; nothing else is public.
+export { createService } from './service.js';
+export type { Service, UserOperations } from './service.js';
+export type { ServiceOptions, ResourceLoader, ResetTokenEvent, PasswordChangedEvent } from './config.js';
+export type { Role, UserInfo } from './users/users.js';
+export { PasswordPolicyError } from './users/users.js';
+export type { PolicyViolation } from './users/policy.js';
+
+export { parseAccept } from './negotiate/accept.js';
+export type { MediaRange } from './negotiate/accept.js';
+export { negotiate, createNegotiator } from './negotiate/negotiate.js';
+
+export { toXml, encodeXmlName, decodeXmlName } from './representation/xml.js';
+export type { XmlOptions } from './representation/xml.js';
+
+export { HttpError, problem, renderProblem } from './http/problem.js';
+export type { Problem, ProblemSlug, ProblemFormat } from './http/problem.js';
+export { ServiceError } from './errors.js';
+export type { ErrorCode } from './errors.js';
+
+// Not exported on purpose: the router, the dispatcher, the store format, the hashing and
+// throttling internals. They are implementation details; changing them is not a breaking change.

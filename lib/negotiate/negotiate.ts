@@ -1,0 +1,237 @@
+import { AcceptScanner } from './accept.js';
+import type { MediaRange } from './accept.js';
+
+export interface NegotiatorOptions {
+  /** Most recent `Accept` values remembered (rounded up to an even number); 0 turns the cache off. @default 256 */
+  readonly cacheSize?: number;
+}
+
+const STAR = 0x2a;
+/** Longer headers are answered but not remembered, so the cache stays small in bytes too. */
+const MAX_CACHED_HEADER = 512;
+const MAX_CACHE_SIZE = 65_536;
+
+/**
+ * Picks the offered media type an `Accept` header prefers (RFC 9110 §12.5.1; N-2, N-3), or
+ * `undefined` when none is acceptable (a 406). `accept` is the raw header (`undefined` when absent)
+ * or ranges from `parseAccept`; `offered` holds lowercase `type/subtype` strings in server order,
+ * and the answer is one of them, as given.
+ *
+ * @example negotiate('application/json;q=0, *\/*', ['application/json', 'application/xml']) // 'application/xml'
+ */
+export function negotiate(accept: string | undefined | readonly MediaRange[], offered: readonly string[]): string | undefined {
+  const selection = new Selection(offered);
+  const index = typeof accept === 'object' ? selection.fromRanges(accept) : selection.fromHeader(accept, new AcceptScanner(false));
+  return index < 0 ? undefined : offered[index];
+}
+
+/**
+ * `negotiate` for a fixed list of offered types, with a small bounded cache keyed by the header
+ * value (never unbounded: a hostile client could otherwise grow it forever). All state belongs to
+ * the returned function.
+ */
+export function createNegotiator(offered: readonly string[], options: NegotiatorOptions = {}): (accept: string | undefined) => string | undefined {
+  const types = [...offered];
+  const selection = new Selection(types);
+  const cacheSize = options.cacheSize ?? 256;
+  if (!Number.isInteger(cacheSize) || cacheSize < 0 || cacheSize > MAX_CACHE_SIZE) {
+    throw new TypeError(`cacheSize must be an integer from 0 to ${MAX_CACHE_SIZE}, got ${String(cacheSize)}`);
+  }
+  const scanner = new AcceptScanner(false);
+  const whenAbsent = types[0];
+
+  // Two generations instead of a strict LRU: a hit in the young map costs one lookup; when the
+  // young map is full it becomes the old one and the old one is dropped, so entries still in use
+  // survive by being promoted.
+  const generation = Math.ceil(cacheSize / 2);
+  let young = new Map<string, number>();
+  let old = new Map<string, number>();
+  const remember = (accept: string, index: number): void => {
+    if (young.size >= generation) {
+      old = young;
+      young = new Map();
+    }
+    young.set(accept, index);
+  };
+
+  return (accept) => {
+    if (accept === undefined) return whenAbsent;
+    let index = young.get(accept);
+    if (index === undefined) {
+      index = old.get(accept);
+      if (index !== undefined) {
+        old.delete(accept);
+        remember(accept, index);
+      } else {
+        index = selection.fromHeader(accept, scanner);
+        if (generation > 0 && accept.length <= MAX_CACHED_HEADER) remember(accept, index);
+      }
+    }
+    return index < 0 ? undefined : types[index];
+  };
+}
+
+/**
+ * For each offered type, the range that decides its weight; then the winner. Reusable: every
+ * run starts from a clean slate, and a run never calls out, so one instance can serve a negotiator.
+ */
+class Selection {
+  readonly #offered: readonly string[];
+  readonly #slash: number[] = [];
+  // Per offered type: specificity of the deciding range (-1: none covers it), its q and position.
+  readonly #specificity: number[] = [];
+  readonly #q: number[] = [];
+  readonly #position: number[] = [];
+
+  constructor(offered: readonly string[]) {
+    if (!Array.isArray(offered)) throw new TypeError('offered must be an array of media types');
+    this.#offered = offered;
+    for (const type of offered) {
+      this.#slash.push(checkOffered(type));
+      this.#specificity.push(-1);
+      this.#q.push(0);
+      this.#position.push(0);
+    }
+  }
+
+  fromHeader(accept: string | undefined, scanner: AcceptScanner): number {
+    if (accept === undefined) return this.#offered.length > 0 ? 0 : -1;
+    this.#clear();
+    scanner.reset(accept);
+    while (scanner.next()) {
+      if (scanner.foreign) continue;
+      const h = scanner.header;
+      this.#consider(h, scanner.typeStart, scanner.typeEnd, h, scanner.subtypeStart, scanner.subtypeEnd, scanner.charsetUtf8, scanner.qMillis / 1000, scanner.position);
+    }
+    // No entries at all (empty, blanks, commas) reads as "*/*", like no header.
+    if (scanner.seen === 0) return this.#offered.length > 0 ? 0 : -1;
+    return this.#winner();
+  }
+
+  fromRanges(ranges: readonly MediaRange[]): number {
+    this.#clear();
+    for (const range of ranges) {
+      if (typeof range.q !== 'number' || !(range.q >= 0 && range.q <= 1)) {
+        throw new TypeError(`MediaRange q must be a number from 0 to 1, got ${String(range.q)}`);
+      }
+      // N-2: a charset naming UTF-8 is the only parameter our representations satisfy.
+      const params = range.params;
+      let charsetUtf8 = false;
+      if (params.size > 0) {
+        const charset = params.size === 1 ? params.get('charset')?.toLowerCase() : undefined;
+        if (charset !== 'utf-8' && charset !== 'utf8') continue;
+        charsetUtf8 = true;
+      }
+      this.#consider(range.type, 0, range.type.length, range.subtype, 0, range.subtype.length, charsetUtf8, range.q, range.position);
+    }
+    return this.#winner();
+  }
+
+  #clear(): void {
+    this.#specificity.fill(-1);
+  }
+
+  // RFC 9110 §12.5.1: "If more than one media range applies to a given type, the most specific
+  // reference has precedence": type/subtype (4) > type/* (2) > */* (0), plus 1 for a matching
+  // charset, as the RFC counts parameters as more specific (text/plain;format=flowed > text/plain).
+  // Among equally specific ranges the highest q wins (as the `negotiator` package does), then the
+  // earlier one. So "application/json;q=0, */*" excludes JSON, and q=0 on the deciding range
+  // excludes a type whatever broader ranges say.
+  #consider(typeSrc: string, ts: number, te: number, subSrc: string, ss: number, se: number, charsetUtf8: boolean, q: number, position: number): void {
+    const starType = te - ts === 1 && typeSrc.charCodeAt(ts) === STAR;
+    const starSubtype = se - ss === 1 && subSrc.charCodeAt(ss) === STAR;
+    if (starType && !starSubtype) return; // "*/json" covers nothing (parseAccept never yields it)
+    const bonus = charsetUtf8 ? 1 : 0;
+    const offered = this.#offered;
+    for (let k = 0; k < offered.length; k++) {
+      const type = offered[k] as string;
+      const slash = this.#slash[k] as number;
+      let specificity: number;
+      if (starType) {
+        specificity = bonus;
+      } else if (!equalsLower(typeSrc, ts, te, type, 0, slash)) {
+        continue;
+      } else if (starSubtype) {
+        specificity = 2 + bonus;
+      } else if (equalsLower(subSrc, ss, se, type, slash + 1, type.length)) {
+        specificity = 4 + bonus;
+      } else {
+        continue;
+      }
+      const current = this.#specificity[k] as number;
+      if (specificity > current || (specificity === current && q > (this.#q[k] as number))) {
+        this.#specificity[k] = specificity;
+        this.#q[k] = q;
+        this.#position[k] = position;
+      }
+    }
+  }
+
+  // N-3: best weight; on a tie the more specific deciding range, then the one earlier in the
+  // header, then server order (strict comparisons keep the earlier offered type).
+  #winner(): number {
+    let best = -1;
+    let bestQ = 0;
+    let bestSpecificity = 0;
+    let bestPosition = 0;
+    for (let k = 0; k < this.#offered.length; k++) {
+      const specificity = this.#specificity[k] as number;
+      const q = this.#q[k] as number;
+      if (specificity < 0 || q === 0) continue;
+      const position = this.#position[k] as number;
+      if (
+        best < 0 ||
+        q > bestQ ||
+        (q === bestQ && (specificity > bestSpecificity || (specificity === bestSpecificity && position < bestPosition)))
+      ) {
+        best = k;
+        bestQ = q;
+        bestSpecificity = specificity;
+        bestPosition = position;
+      }
+    }
+    return best;
+  }
+}
+
+// Programmer input: offered types are lowercase "type/subtype" tokens, no wildcard, no parameters.
+function checkOffered(type: unknown): number {
+  if (typeof type !== 'string') throw new TypeError(`offered media types must be strings, got ${typeof type}`);
+  const slash = type.indexOf('/');
+  const valid =
+    slash > 0 &&
+    isLowerToken(type, 0, slash) &&
+    isLowerToken(type, slash + 1, type.length) &&
+    !(slash === 1 && type.charCodeAt(0) === STAR) &&
+    !(slash === type.length - 2 && type.charCodeAt(slash + 1) === STAR);
+  if (!valid) throw new TypeError(`offered media types must be lowercase "type/subtype" without wildcards or parameters, got ${JSON.stringify(type)}`);
+  return slash;
+}
+
+// A non-empty token (RFC 9110 §5.6.2) without upper-case letters.
+function isLowerToken(s: string, start: number, end: number): boolean {
+  if (end <= start) return false;
+  for (let i = start; i < end; i++) {
+    const c = s.charCodeAt(i);
+    if ((c >= 0x61 && c <= 0x7a) || (c >= 0x30 && c <= 0x39)) continue;
+    switch (c) {
+      case 0x21: case 0x23: case 0x24: case 0x25: case 0x26: case 0x27: case 0x2a: case 0x2b:
+      case 0x2d: case 0x2e: case 0x5e: case 0x5f: case 0x60: case 0x7c: case 0x7e:
+        continue;
+      default:
+        return false;
+    }
+  }
+  return true;
+}
+
+// Case-insensitive comparison of src[start, end) with target[tStart, tEnd), target being lowercase.
+function equalsLower(src: string, start: number, end: number, target: string, tStart: number, tEnd: number): boolean {
+  if (end - start !== tEnd - tStart) return false;
+  for (let i = start, j = tStart; i < end; i++, j++) {
+    let c = src.charCodeAt(i);
+    if (c >= 0x41 && c <= 0x5a) c |= 0x20;
+    if (c !== target.charCodeAt(j)) return false;
+  }
+  return true;
+}

@@ -1,0 +1,49 @@
+import { createNegotiator } from '../negotiate/negotiate.js';
+
+/** The media types a representation can be served as, in server order (N-3). */
+export const OFFERED = ['application/json', 'application/xml', 'text/xml'] as const;
+export type MediaType = (typeof OFFERED)[number];
+export type Format = 'json' | 'xml';
+
+export type Selection =
+  | { readonly kind: 'chosen'; readonly type: MediaType; readonly format: Format; readonly byAccept: boolean }
+  | { readonly kind: 'not-acceptable' };
+
+export interface Selector {
+  /**
+   * N-1: path extension, then `return_type`, then `Accept`, then JSON. `extension` and `returnType`
+   * must already be validated ('json' | 'xml', lowercase) or undefined.
+   */
+  select(extension: Format | undefined, returnType: Format | undefined, accept: string | undefined): Selection;
+  /** E-1: the format of a problem body, by the same rules, honouring application/problem+* too. */
+  problemFormat(extension: Format | undefined, returnType: Format | undefined, accept: string | undefined): { readonly format: Format; readonly byAccept: boolean };
+}
+
+const PROBLEM_OFFERED = ['application/problem+json', 'application/json', 'application/problem+xml', 'application/xml', 'text/xml'] as const;
+
+/** Per-service selector: owns the negotiators' bounded caches. */
+export function createSelector(): Selector {
+  const negotiate = createNegotiator(OFFERED);
+  const negotiateProblem = createNegotiator(PROBLEM_OFFERED);
+  return {
+    select(extension, returnType, accept) {
+      const fixed = extension ?? returnType;
+      if (fixed !== undefined) return { kind: 'chosen', type: fixed === 'json' ? 'application/json' : 'application/xml', format: fixed, byAccept: false };
+      const type = negotiate(accept) as MediaType | undefined;
+      if (type === undefined) return { kind: 'not-acceptable' };
+      return { kind: 'chosen', type, format: type === 'application/json' ? 'json' : 'xml', byAccept: true };
+    },
+    problemFormat(extension, returnType, accept) {
+      const fixed = extension ?? returnType;
+      if (fixed !== undefined) return { format: fixed, byAccept: false };
+      const type = negotiateProblem(accept);
+      return { format: type === undefined || type.endsWith('json') ? 'json' : 'xml', byAccept: true };
+    },
+  };
+}
+
+/** 'json' | 'xml' for a case-insensitive extension or return_type value, else undefined. */
+export function parseFormat(value: string): Format | undefined {
+  const lower = value.toLowerCase();
+  return lower === 'json' || lower === 'xml' ? lower : undefined;
+}

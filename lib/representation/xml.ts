@@ -1,0 +1,433 @@
+/**
+ * ## JSON → XML mapping (N-9, N-10, N-11)
+ *
+ * `toXml(value, options)` turns any JSON-compatible value into one well-formed XML 1.0 document,
+ * with no whitespace added between elements:
+ *
+ * | JSON                     | XML                                                              |
+ * |--------------------------|------------------------------------------------------------------|
+ * | object                   | one child element per key, in key order (`Object.keys`)          |
+ * | array                    | one `<item>` child per entry (`itemName`; problem documents: `<i>`) |
+ * | string                   | its text, escaped                                                |
+ * | number, boolean          | their JSON text (`422`, `1.5e-7`, `true`)                        |
+ * | null, NaN, ±Infinity     | an empty element with `xsi:nil="true"`                           |
+ * | empty string/object/array| an empty element, `<name/>`                                      |
+ *
+ * As with `JSON.stringify`: `toJSON()` is honoured (a `Date` becomes its ISO string), members
+ * that are `undefined`, functions or symbols are left out (in arrays they become nil entries),
+ * a `bigint` or a cycle is a `TypeError`. Nesting depth is limited by memory only.
+ *
+ * ```
+ * toXml({ param1: 'a&b', list: [1, null] }, { root: 'something' })
+ * <?xml version="1.0" encoding="UTF-8"?><something xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance">
+ *   <param1>a&amp;b</param1><list><item>1</item><item xsi:nil="true"/></list></something>   (one line)
+ * ```
+ *
+ * `xmlns:xsi` is declared on the root only when some nil occurs; `namespace` adds `xmlns="…"`.
+ *
+ * **Text** (N-10): `&`, `<`, `>` become entities; CR becomes `&#13;` (a parser turns a raw CR or
+ * CRLF into LF, XML 1.0 §2.11); characters XML 1.0 cannot carry (U+0000–U+0008, U+000B, U+000C,
+ * U+000E–U+001F, lone surrogates, U+FFFE, U+FFFF) become U+FFFD. Tab and LF stay as they are.
+ *
+ * **Keys → element names** (lossless, deterministic, `encodeXmlName` / `decodeXmlName`), in the
+ * style of SQL/XML (ISO 9075-14) and .NET `XmlConvert.EncodeName`:
+ * - a character that cannot stand at its place in an NCName (XML 1.0 5th ed. §2.3, no colons)
+ *   becomes `_xHHHH_` (4 upper-case hex digits), or `_xHHHHHH_` (6) above U+FFFF;
+ *   a lone surrogate becomes the escape of its code unit (`_xD800_`);
+ * - a `_` followed by `x` is always escaped (`_x005F_x…`), so every `_x` in a name starts an escape;
+ * - a key starting with `xml` in any case (reserved, XML 1.0 §2.3) gets its first letter escaped;
+ * - the empty key becomes `_x_`, which no other key can produce.
+ *
+ * Examples: `param1` → `param1`, `1st` → `_x0031_st`, `a b` → `a_x0020_b`, `a:b` → `a_x003A_b`,
+ * `xmlns` → `_x0078_mlns`, `_x1` → `_x005F_x1`, `""` → `_x_`.
+ */
+
+const XSI_NS = 'http://www.w3.org/2001/XMLSchema-instance';
+const DECLARATION = '<?xml version="1.0" encoding="UTF-8"?>';
+const EMPTY_NAME = '_x_';
+const REPLACEMENT = '\uFFFD';
+const KNOWN_OPTIONS: { readonly [K in keyof XmlOptions]-?: true } = {
+  root: true,
+  itemName: true,
+  namespace: true,
+  declaration: true,
+};
+
+export interface XmlOptions {
+  /** Root element name; must be an NCName (an XML name without a colon). @default 'root' */
+  readonly root?: string;
+  /** Element name for array entries; must be an NCName. RFC 9457 problem documents use 'i'. @default 'item' */
+  readonly itemName?: string;
+  /** Default namespace declared on the root (`xmlns="…"`), e.g. 'urn:ietf:rfc:7807'. */
+  readonly namespace?: string;
+  /** Emit `<?xml version="1.0" encoding="UTF-8"?>` first. @default true */
+  readonly declaration?: boolean;
+}
+
+/** A container being walked; the explicit stack keeps deep nesting off the call stack. */
+interface Frame {
+  readonly tag: string; // '' for the root, whose tags are written last
+  readonly container: Record<string, unknown> | readonly unknown[];
+  readonly keys: readonly string[] | undefined; // undefined for arrays
+  readonly length: number;
+  index: number;
+  opened: boolean;
+}
+
+/** Serialize a JSON-compatible value as an XML 1.0 document (see the mapping above). */
+export function toXml(value: unknown, options: XmlOptions = {}): string {
+  const { root, itemName, namespace, declaration } = resolveOptions(options);
+  const top = toJsonValue(value, '');
+  const stack: Frame[] = [];
+  let ancestors: Set<object> | undefined; // only for deep trees; shallow ones scan the stack
+  let body = '';
+  let nil = top === null;
+
+  switch (typeof top) {
+    case 'object':
+      if (top !== null) stack.push(newFrame(top, ''));
+      break;
+    case 'string':
+      body = escapeText(top);
+      break;
+    case 'number':
+      if (Number.isFinite(top)) body = String(top);
+      else nil = true;
+      break;
+    case 'boolean':
+      body = top ? 'true' : 'false';
+      break;
+    case 'bigint':
+      throw new TypeError('Do not know how to serialize a BigInt');
+    default:
+      throw new TypeError(`toXml cannot serialize ${typeof top} as a document`);
+  }
+  const rootIsNil = nil;
+
+  while (stack.length > 0) {
+    const frame = stack[stack.length - 1]!;
+    if (frame.index >= frame.length) {
+      stack.pop();
+      ancestors?.delete(frame.container);
+      if (frame.tag !== '') body += frame.opened ? '</' + frame.tag + '>' : '<' + frame.tag + '/>';
+      continue;
+    }
+    const index = frame.index++;
+    let tag: string;
+    let child: unknown;
+    if (frame.keys === undefined) {
+      tag = itemName;
+      child = toJsonValue((frame.container as readonly unknown[])[index], index);
+    } else {
+      const key = frame.keys[index]!;
+      tag = encodeXmlName(key);
+      child = toJsonValue((frame.container as Record<string, unknown>)[key], key);
+    }
+
+    let element: string;
+    switch (typeof child) {
+      case 'string':
+        element = child === '' ? '<' + tag + '/>' : '<' + tag + '>' + escapeText(child) + '</' + tag + '>';
+        break;
+      case 'number':
+        if (Number.isFinite(child)) {
+          element = '<' + tag + '>' + String(child) + '</' + tag + '>';
+        } else {
+          element = '<' + tag + ' xsi:nil="true"/>';
+          nil = true;
+        }
+        break;
+      case 'boolean':
+        element = '<' + tag + (child ? '>true</' : '>false</') + tag + '>';
+        break;
+      case 'object':
+        if (child === null) {
+          element = '<' + tag + ' xsi:nil="true"/>';
+          nil = true;
+          break;
+        }
+        // JSON.stringify's cycle check: the value must not be one of its own ancestors.
+        if (ancestors === undefined) {
+          for (let i = 0; i < stack.length; i++) if (stack[i]!.container === child) throw circular();
+          if (stack.length >= 32) ancestors = new Set(stack.map((f) => f.container));
+        } else if (ancestors.has(child)) {
+          throw circular();
+        }
+        ancestors?.add(child);
+        if (!frame.opened) {
+          frame.opened = true;
+          body += '<' + frame.tag + '>';
+        }
+        stack.push(newFrame(child, tag));
+        continue;
+      case 'bigint':
+        throw new TypeError('Do not know how to serialize a BigInt');
+      default:
+        // undefined, function, symbol: JSON.stringify drops the member, or writes null in an array.
+        if (frame.keys !== undefined) continue;
+        element = '<' + tag + ' xsi:nil="true"/>';
+        nil = true;
+    }
+    if (!frame.opened) {
+      frame.opened = true;
+      body += '<' + frame.tag + '>';
+    }
+    body += element;
+  }
+
+  let start = namespace === undefined ? '<' + root : '<' + root + ' xmlns="' + escapeAttribute(namespace) + '"';
+  if (nil) start += ' xmlns:xsi="' + XSI_NS + '"';
+  if (rootIsNil) start += ' xsi:nil="true"';
+  const document = body === '' ? start + '/>' : start + '>' + body + '</' + root + '>';
+  return declaration ? DECLARATION + document : document;
+}
+
+function newFrame(container: object, tag: string): Frame {
+  const keys = Array.isArray(container) ? undefined : Object.keys(container);
+  return {
+    tag,
+    container: container as Frame['container'],
+    keys,
+    length: keys === undefined ? (container as readonly unknown[]).length : keys.length,
+    index: 0,
+    opened: tag === '', // the root's own tags are written last
+  };
+}
+
+function circular(): TypeError {
+  return new TypeError('Converting circular structure to XML');
+}
+
+/** JSON.stringify's SerializeJSONProperty steps before the type switch: toJSON, then unboxing. */
+function toJsonValue(value: unknown, key: string | number): unknown {
+  if ((typeof value === 'object' && value !== null) || typeof value === 'bigint') {
+    const toJSON = (value as { toJSON?: unknown }).toJSON;
+    if (typeof toJSON === 'function') value = toJSON.call(value, String(key)) as unknown;
+    if (typeof value === 'object' && value !== null) {
+      if (value instanceof Number) return Number(value);
+      if (value instanceof String) return String(value);
+      if (value instanceof Boolean) return value.valueOf();
+      if (value instanceof BigInt) return value.valueOf();
+    }
+  }
+  return value;
+}
+
+function resolveOptions(options: XmlOptions): Required<Omit<XmlOptions, 'namespace'>> & Pick<XmlOptions, 'namespace'> {
+  for (const key in options) {
+    if (!Object.hasOwn(KNOWN_OPTIONS, key)) throw new TypeError(`unknown toXml option "${key}"`);
+  }
+  const { root = 'root', itemName = 'item', namespace, declaration = true } = options;
+  if (!isNCName(root)) throw new TypeError(`root must be an XML name without a colon, got ${JSON.stringify(root)}`);
+  if (!isNCName(itemName)) {
+    throw new TypeError(`itemName must be an XML name without a colon, got ${JSON.stringify(itemName)}`);
+  }
+  if (typeof declaration !== 'boolean') throw new TypeError('declaration must be a boolean');
+  if (namespace !== undefined && !isNamespaceName(namespace)) {
+    throw new TypeError(`namespace must be a non-empty URI of XML characters, got ${JSON.stringify(namespace)}`);
+  }
+  return namespace === undefined ? { root, itemName, declaration } : { root, itemName, declaration, namespace };
+}
+
+// Namespaces in XML 1.0 §3: these two names must never be declared as a default namespace.
+function isNamespaceName(uri: unknown): uri is string {
+  if (typeof uri !== 'string' || uri === '') return false;
+  if (uri === 'http://www.w3.org/XML/1998/namespace' || uri === 'http://www.w3.org/2000/xmlns/') return false;
+  for (const char of uri) {
+    const cp = char.codePointAt(0)!;
+    // Controls (even tab/LF, which attribute-value normalisation would turn into spaces),
+    // lone surrogates, U+FFFE and U+FFFF cannot be part of the declared name.
+    if (cp < 0x20 || (cp >= 0xd800 && cp <= 0xdfff) || cp === 0xfffe || cp === 0xffff) return false;
+  }
+  return true;
+}
+
+function escapeAttribute(value: string): string {
+  return escapeText(value).replace(/"/g, '&quot;');
+}
+
+/** Escape text content (N-10) in one pass; a string that needs nothing is returned as is. */
+function escapeText(text: string): string {
+  const length = text.length;
+  let i = 0;
+  for (; i < length; i++) {
+    const c = text.charCodeAt(i);
+    if (c > 62 ? c >= 0xd800 : c < 32 || c === 38 || c === 60 || c === 62) break;
+  }
+  if (i === length) return text;
+
+  let out = '';
+  let from = i;
+  for (; i < length; i++) {
+    const c = text.charCodeAt(i);
+    let replacement: string;
+    if (c > 62) {
+      if (c < 0xd800) continue;
+      if (c <= 0xdbff) {
+        const next = text.charCodeAt(i + 1); // NaN past the end
+        if (next >= 0xdc00 && next <= 0xdfff) {
+          i++;
+          continue;
+        }
+        replacement = REPLACEMENT;
+      } else if (c <= 0xdfff || c >= 0xfffe) {
+        replacement = REPLACEMENT;
+      } else {
+        continue;
+      }
+    } else if (c === 38) {
+      replacement = '&amp;';
+    } else if (c === 60) {
+      replacement = '&lt;';
+    } else if (c === 62) {
+      replacement = '&gt;';
+    } else if (c === 13) {
+      // A raw CR would reach the reader as LF (XML 1.0 §2.11); a character reference survives.
+      replacement = '&#13;';
+    } else if (c < 32 && c !== 9 && c !== 10) {
+      replacement = REPLACEMENT;
+    } else {
+      continue;
+    }
+    out += text.slice(from, i) + replacement;
+    from = i + 1;
+  }
+  return out + text.slice(from);
+}
+
+/** Map a JSON key to an XML element name, losslessly (see the mapping above). */
+export function encodeXmlName(key: string): string {
+  if (isPlainName(key)) return key;
+  if (key === '') return EMPTY_NAME;
+  const length = key.length;
+  let out = '';
+  for (let i = 0; i < length; ) {
+    let cp = key.charCodeAt(i);
+    let width = 1;
+    if (cp >= 0xd800 && cp <= 0xdbff) {
+      const next = key.charCodeAt(i + 1);
+      if (next >= 0xdc00 && next <= 0xdfff) {
+        cp = ((cp - 0xd800) << 10) + (next - 0xdc00) + 0x10000;
+        width = 2;
+      }
+    }
+    const keep =
+      i === 0
+        ? isNameStartChar(cp) && !startsWithXml(key)
+        : isNameStartChar(cp) || isNameOnlyChar(cp);
+    if (keep && !(cp === 0x5f && key.charCodeAt(i + 1) === 0x78)) out += key.slice(i, i + width);
+    else out += cp > 0xffff ? `_x${hex(cp, 6)}_` : `_x${hex(cp, 4)}_`;
+    i += width;
+  }
+  return out;
+}
+
+/** The exact inverse of encodeXmlName; an `_x` that is not a well-formed escape is kept as text. */
+export function decodeXmlName(name: string): string {
+  if (name === EMPTY_NAME) return '';
+  let at = name.indexOf('_x');
+  if (at < 0) return name;
+  let out = '';
+  let from = 0;
+  while (at >= 0) {
+    let end = -1;
+    if (isHexRun(name, at + 2, 4) && name.charCodeAt(at + 6) === 0x5f) end = at + 7;
+    else if (isHexRun(name, at + 2, 6) && name.charCodeAt(at + 8) === 0x5f) end = at + 9;
+    const cp = end < 0 ? -1 : Number.parseInt(name.slice(at + 2, end - 1), 16);
+    if (cp >= 0 && cp <= 0x10ffff) {
+      out += name.slice(from, at) + String.fromCodePoint(cp);
+      from = end;
+      at = name.indexOf('_x', end);
+    } else {
+      at = name.indexOf('_x', at + 1);
+    }
+  }
+  return out + name.slice(from);
+}
+
+/** Fast path: ASCII letters, `_`, and after the first place digits, `-`, `.`; no `_x`, no `xml…`. */
+function isPlainName(key: string): boolean {
+  const length = key.length;
+  if (length === 0 || startsWithXml(key)) return false;
+  for (let i = 0; i < length; i++) {
+    const c = key.charCodeAt(i);
+    if ((c >= 97 && c <= 122) || (c >= 65 && c <= 90)) continue;
+    if (c === 95) {
+      if (key.charCodeAt(i + 1) === 120) return false;
+      continue;
+    }
+    if (i > 0 && ((c >= 48 && c <= 57) || c === 45 || c === 46)) continue;
+    return false;
+  }
+  return true;
+}
+
+function startsWithXml(key: string): boolean {
+  return (
+    key.length >= 3 &&
+    (key.charCodeAt(0) | 0x20) === 0x78 &&
+    (key.charCodeAt(1) | 0x20) === 0x6d &&
+    (key.charCodeAt(2) | 0x20) === 0x6c
+  );
+}
+
+function isNCName(name: unknown): name is string {
+  if (typeof name !== 'string' || name === '') return false;
+  if (isPlainName(name) || startsWithXml(name)) {
+    // Reserved is not forbidden: an option like 'xmlData' is a well-formed name.
+    if (isPlainName('_' + name.slice(1))) return true;
+  }
+  let first = true;
+  for (const char of name) {
+    const cp = char.codePointAt(0)!;
+    if (!(isNameStartChar(cp) || (!first && isNameOnlyChar(cp)))) return false;
+    first = false;
+  }
+  return true;
+}
+
+// XML 1.0 (5th ed.) §2.3 NameStartChar, without ':' (Namespaces in XML 1.0 §3, NCName).
+function isNameStartChar(c: number): boolean {
+  if (c < 0x80) return (c >= 0x61 && c <= 0x7a) || (c >= 0x41 && c <= 0x5a) || c === 0x5f;
+  return (
+    (c >= 0xc0 && c <= 0xd6) ||
+    (c >= 0xd8 && c <= 0xf6) ||
+    (c >= 0xf8 && c <= 0x2ff) ||
+    (c >= 0x370 && c <= 0x37d) ||
+    (c >= 0x37f && c <= 0x1fff) ||
+    c === 0x200c ||
+    c === 0x200d ||
+    (c >= 0x2070 && c <= 0x218f) ||
+    (c >= 0x2c00 && c <= 0x2fef) ||
+    (c >= 0x3001 && c <= 0xd7ff) ||
+    (c >= 0xf900 && c <= 0xfdcf) ||
+    (c >= 0xfdf0 && c <= 0xfffd) ||
+    (c >= 0x10000 && c <= 0xeffff)
+  );
+}
+
+// The rest of §2.3 NameChar: allowed after the first character only.
+function isNameOnlyChar(c: number): boolean {
+  return (
+    (c >= 0x30 && c <= 0x39) ||
+    c === 0x2d ||
+    c === 0x2e ||
+    c === 0xb7 ||
+    (c >= 0x300 && c <= 0x36f) ||
+    c === 0x203f ||
+    c === 0x2040
+  );
+}
+
+function isHexRun(text: string, start: number, count: number): boolean {
+  if (start + count > text.length) return false;
+  for (let i = start; i < start + count; i++) {
+    const c = text.charCodeAt(i);
+    if (!((c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x46))) return false;
+  }
+  return true;
+}
+
+function hex(cp: number, digits: number): string {
+  return cp.toString(16).toUpperCase().padStart(digits, '0');
+}

@@ -1,0 +1,182 @@
+import { randomBytes } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { createAuthenticator } from './auth/authenticate.js';
+import { computeHA1, createDigestAuth } from './auth/digest.js';
+import { openDigestVault, type DigestVault } from './auth/digest-vault.js';
+import { resolveConfig, type Config, type ServiceOptions } from './config.js';
+import { ServiceError } from './errors.js';
+import { createPasswordHandlers } from './handlers/password.js';
+import { createRepresentationHandler } from './handlers/representation.js';
+import { createDispatcher, type Handler } from './http/dispatch.js';
+import { createRouter } from './http/router.js';
+import { startListeners, type Listeners } from './http/server.js';
+import { createLogger, type Logger } from './log.js';
+import { createSelector } from './representation/select.js';
+import { createRegistry } from './resources/registry.js';
+import { ensureDevCertificate } from './tls/dev-cert.js';
+import { createHashGate } from './users/hash-gate.js';
+import { openStore, type Store } from './users/store.js';
+import { createThrottle } from './users/throttle.js';
+import { createUsers, type Role, type UserInfo, type Users } from './users/users.js';
+
+export interface Service {
+  /** A request handler for node:https, node:http or node:http2 (compat) servers (A-1). */
+  readonly handler: (req: IncomingMessage, res: ServerResponse) => void;
+  /** Opens the store and starts the HTTPS (and optional HTTP) listener. */
+  listen(): Promise<{ readonly url: string; readonly httpUrl: string | undefined }>;
+  /** Stops the listeners (in-flight requests get up to `graceMs`) and closes the store. */
+  close(graceMs?: number): Promise<void>;
+  /** User operations on the same store, for an embedder's own sign-in and admin tasks. */
+  readonly users: UserOperations;
+  /** The resolved, frozen configuration. */
+  readonly config: Config;
+}
+
+export interface UserOperations {
+  add(name: string, password: string, options?: { readonly role?: Role }): Promise<UserInfo>;
+  verify(name: string, password: string): Promise<boolean>;
+  setPassword(name: string, password: string): Promise<void>;
+  remove(name: string): Promise<boolean>;
+  list(): Promise<UserInfo[]>;
+  issueResetToken(name: string): Promise<{ readonly token: string; readonly expiresAt: Date }>;
+}
+
+interface Parts {
+  readonly store: Store;
+  readonly users: Users;
+  readonly put: Handler;
+  readonly post: Handler;
+}
+
+/** Builds the service from options (validated once, frozen). Nothing is opened until first use. */
+export function createService(options: ServiceOptions = {}): Service {
+  const config = resolveConfig(options);
+  const log = createLogger(config.log);
+  const selector = createSelector();
+  const throttle = createThrottle();
+  const gate = createHashGate({ concurrency: config.hashConcurrency, queueLimit: config.hashQueueLimit });
+  let parts: Promise<Parts> | undefined;
+  const ready = (): Promise<Parts> => (parts ??= open(config, log, throttle, gate));
+
+  const representation = createRepresentationHandler(createRegistry(config.resources), selector);
+  const router = createRouter<Handler>({
+    '/api/:resource': { GET: representation },
+    '/user/:name/password': { PUT: async (ctx, params) => (await ready()).put(ctx, params) },
+    '/user/:name/resetpassword': { POST: async (ctx, params) => (await ready()).post(ctx, params) },
+  });
+  const securityHeaders = { 'x-content-type-options': 'nosniff', 'content-security-policy': "default-src 'none'; frame-ancestors 'none'" };
+  const handler = createDispatcher({
+    router,
+    selector,
+    trust: config.trustProxy,
+    log,
+    maxTargetLength: config.maxTargetLength,
+    plainHeaders: securityHeaders,
+    secureHeaders:
+      config.hstsMaxAge === false ? securityHeaders : { ...securityHeaders, 'strict-transport-security': `max-age=${config.hstsMaxAge}` },
+  });
+
+  let listeners: Listeners | undefined;
+  const withUsers = async <T>(fn: (users: Users) => Promise<T>): Promise<T> => fn((await ready()).users);
+
+  return {
+    handler,
+    config,
+    async listen() {
+      if (listeners !== undefined) throw new ServiceError('ERR_INVALID_OPTION', 'the service is already listening');
+      await ready();
+      let { cert, key } = config;
+      if (cert === undefined || key === undefined) {
+        const dev = await ensureDevCertificate(config.certDir);
+        ({ cert, key } = dev);
+        log.warn('using a DEVELOPMENT certificate for localhost, 127.0.0.1 and ::1: pass --cert and --key in production', {
+          certPath: dev.certPath,
+          created: dev.created,
+        });
+      }
+      listeners = await startListeners({ ...config, cert, key }, handler);
+      log.info('listening', { url: listeners.url, ...(listeners.httpUrl === undefined ? {} : { httpUrl: listeners.httpUrl }) });
+      return { url: listeners.url, httpUrl: listeners.httpUrl };
+    },
+    async close(graceMs = 10_000) {
+      await listeners?.close(graceMs);
+      listeners = undefined;
+      if (parts !== undefined) await (await parts.catch(() => undefined))?.store.close();
+    },
+    users: {
+      add: (name, password, opts) => withUsers((u) => u.add(name, password, opts?.role ?? 'user')),
+      verify: (name, password) => withUsers(async (u) => (await u.verify(name, password)) !== undefined),
+      setPassword: (name, password) =>
+        withUsers(async (u) => {
+          const outcome = await u.setPassword(name, password, { via: 'library', by: null });
+          if (outcome !== 'ok') throw new ServiceError('ERR_USER_NOT_FOUND', `no user "${name}"`);
+        }),
+      remove: (name) => withUsers((u) => u.remove(name)),
+      list: () => withUsers((u) => u.list()),
+      issueResetToken: (name) => withUsers((u) => u.issueResetToken(name)),
+    },
+  };
+}
+
+async function open(config: Config, log: Logger, throttle: ReturnType<typeof createThrottle>, gate: ReturnType<typeof createHashGate>): Promise<Parts> {
+  const store = await openStore(config.store);
+  let vault: DigestVault | undefined;
+  if (config.digest) vault = await openDigestVault(config.digestKeyFile);
+  else await dropDigestSecrets(store);
+  const users = createUsers({
+    store,
+    gate,
+    cost: config.scrypt,
+    minPasswordLength: config.minPasswordLength,
+    resetTokenTtlMs: config.resetTokenTtlMs,
+    now: Date.now,
+    digest:
+      vault === undefined
+        ? undefined
+        : {
+            seal: (name, prepared) =>
+              (vault as DigestVault).seal(
+                { 'SHA-256': computeHA1('SHA-256', name, config.realm, prepared), MD5: computeHA1('MD5', name, config.realm, prepared) },
+                name,
+              ),
+          },
+    changed: (event) => fireHook(log, 'onPasswordChanged', config.onPasswordChanged, event),
+    issued: (event) => fireHook(log, 'onResetToken', config.onResetToken, event),
+  });
+  const auth = createAuthenticator({
+    realm: config.realm,
+    users,
+    throttle,
+    digest: vault === undefined ? undefined : { auth: createDigestAuth({ realm: config.realm, secret: randomBytes(32) }), vault },
+  });
+  const { put, post } = createPasswordHandlers({ users, auth, throttle, maxBodyBytes: config.maxBodyBytes });
+  return { store, users, put, post };
+}
+
+/** P-10: the Digest secrets exist only while Digest is on. */
+async function dropDigestSecrets(store: Store): Promise<void> {
+  for (const record of store.list()) {
+    if (record.digest === undefined) continue;
+    await store.update(record.name, (current) => {
+      if (current?.digest === undefined) return { next: undefined, result: undefined };
+      const { digest: _dropped, ...rest } = current;
+      return { next: rest, result: undefined };
+    });
+  }
+}
+
+/** A-4: a hook runs detached; a throw or a hang is logged and never affects the change. */
+function fireHook<E>(log: Logger, name: string, hook: ((event: E) => unknown) | undefined, event: E): void {
+  if (hook === undefined) return;
+  const hung = setTimeout(() => log.warn(`${name} hook has not settled after 10 s`), 10_000);
+  hung.unref();
+  Promise.resolve()
+    .then(() => hook(event))
+    .then(
+      () => clearTimeout(hung),
+      (error: unknown) => {
+        clearTimeout(hung);
+        log.error(`${name} hook failed`, error);
+      },
+    );
+}

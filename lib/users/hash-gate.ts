@@ -1,0 +1,75 @@
+// Bounds concurrent password hashing (CONTRACT P-8). Async scrypt runs on the libuv
+// thread pool (4 threads unless UV_THREADPOOL_SIZE says otherwise), which async fs
+// shares; at N=2^17 each hash also holds 128 MiB. Beyond `concurrency` running
+// hashes, callers wait in a bounded queue; when that is full they are refused at
+// once (the caller answers 503 with Retry-After) instead of piling up memory.
+
+export interface HashGateOptions {
+  /** Hashes running at once. @default Number(process.env.UV_THREADPOOL_SIZE) || 4 */
+  readonly concurrency?: number;
+  /** Hashes waiting for a slot. @default 4 × concurrency */
+  readonly queueLimit?: number;
+}
+
+export interface HashGate {
+  /** Runs `task` when a slot is free; rejects with GateFullError when the queue is full. */
+  run<T>(task: () => Promise<T>): Promise<T>;
+  readonly active: number;
+  readonly queued: number;
+}
+
+/** Thrown (as a rejection) by {@link HashGate.run} when no slot and no queue place is free. */
+export class GateFullError extends Error {
+  override readonly name = 'GateFullError';
+  readonly code = 'ERR_GATE_FULL';
+  constructor() {
+    super('too many password hashes in progress');
+  }
+}
+
+/** Creates a gate; its counters and queue live in the returned object only. */
+export function createHashGate(options: HashGateOptions = {}): HashGate {
+  const concurrency = integer(
+    options.concurrency ?? (Number(process.env['UV_THREADPOOL_SIZE']) || 4),
+    'concurrency',
+    1,
+  );
+  const queueLimit = integer(options.queueLimit ?? concurrency * 4, 'queueLimit', 0);
+  let active = 0;
+  const waiting: Array<() => void> = []; // FIFO of starters
+
+  function release(): void {
+    active--;
+    const next = waiting.shift();
+    if (next !== undefined) next();
+  }
+
+  return {
+    run<T>(task: () => Promise<T>): Promise<T> {
+      if (active >= concurrency && waiting.length >= queueLimit) return Promise.reject(new GateFullError());
+      return new Promise<T>((resolve, reject) => {
+        const start = (): void => {
+          active++;
+          // Promise.resolve().then: a task that throws synchronously still releases its slot.
+          Promise.resolve()
+            .then(task)
+            .then(resolve, reject)
+            .finally(release);
+        };
+        if (active < concurrency) start();
+        else waiting.push(start);
+      });
+    },
+    get active() {
+      return active;
+    },
+    get queued() {
+      return waiting.length;
+    },
+  };
+}
+
+function integer(value: number, name: string, min: number): number {
+  if (Number.isSafeInteger(value) && value >= min) return value;
+  throw new RangeError(`hash gate: ${name} must be an integer of at least ${min}, got ${String(value)}`);
+}

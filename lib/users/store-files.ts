@@ -1,0 +1,121 @@
+// File primitives for the users store: durable replacement, identity checks, reads.
+import { chmod, open, rename, stat, unlink, type FileHandle } from 'node:fs/promises';
+import { dirname } from 'node:path';
+
+/** What identifies one version of a file cheaply: any write or replacement changes one of these. */
+export interface FileId {
+  readonly ino: bigint;
+  readonly size: number;
+  readonly ctimeNs: bigint;
+}
+
+const FILE_MODE = 0o600;
+
+export async function statId(path: string): Promise<FileId | undefined> {
+  try {
+    return toId(await stat(path, { bigint: true }));
+  } catch (error) {
+    if (errorCode(error) === 'ENOENT') return undefined;
+    throw error;
+  }
+}
+
+export async function handleId(handle: FileHandle): Promise<FileId> {
+  return toId(await handle.stat({ bigint: true }));
+}
+
+export function sameId(a: FileId | undefined, b: FileId | undefined): boolean {
+  if (a === undefined || b === undefined) return a === b;
+  return a.ino === b.ino && a.size === b.size && a.ctimeNs === b.ctimeNs;
+}
+
+/** The whole file and its identity read through one descriptor, or undefined when missing. */
+export async function readWhole(path: string): Promise<{ bytes: Buffer; id: FileId } | undefined> {
+  let handle: FileHandle;
+  try {
+    handle = await open(path, 'r');
+  } catch (error) {
+    if (errorCode(error) === 'ENOENT') return undefined;
+    throw error;
+  }
+  try {
+    const id = await handleId(handle);
+    return { bytes: await handle.readFile(), id };
+  } finally {
+    await handle.close();
+  }
+}
+
+/** Bytes [start, end) of a file. */
+export async function readRange(path: string, start: number, end: number): Promise<Buffer> {
+  const handle = await open(path, 'r');
+  try {
+    const buffer = Buffer.alloc(end - start);
+    let done = 0;
+    while (done < buffer.length) {
+      const { bytesRead } = await handle.read(buffer, done, buffer.length - done, start + done);
+      if (bytesRead === 0) break;
+      done += bytesRead;
+    }
+    return buffer.subarray(0, done);
+  } finally {
+    await handle.close();
+  }
+}
+
+/**
+ * Replaces `path` with `data` so that a crash at any instant leaves either the old or the new
+ * file: write a temporary file, fsync it, rename it over, fsync the directory (the rename itself
+ * lives in the directory). Callers hold the store lock, so one fixed temporary name is enough.
+ */
+export async function writeDurably(path: string, data: string): Promise<void> {
+  const temporary = `${path}.tmp`;
+  // A temporary file left by a crash may carry a wider mode; start afresh.
+  await unlink(temporary).catch((error: unknown) => {
+    if (errorCode(error) !== 'ENOENT') throw error;
+  });
+  const handle = await open(temporary, 'wx', FILE_MODE);
+  try {
+    await writeAll(handle, Buffer.from(data, 'utf8'), 0);
+    await handle.sync();
+  } catch (error) {
+    await handle.close().catch(() => undefined);
+    await unlink(temporary).catch(() => undefined);
+    throw error;
+  }
+  await handle.close();
+  await rename(temporary, path);
+  await syncDirectory(dirname(path));
+}
+
+export async function writeAll(handle: FileHandle, buffer: Buffer, position: number): Promise<void> {
+  let done = 0;
+  while (done < buffer.length) {
+    const { bytesWritten } = await handle.write(buffer, done, buffer.length - done, position + done);
+    done += bytesWritten;
+  }
+}
+
+export async function syncDirectory(directory: string): Promise<void> {
+  const handle = await open(directory, 'r');
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
+/** Narrows an existing file to 0600 when it is readable by others (U-1). */
+export async function tightenMode(path: string): Promise<void> {
+  const info = await stat(path).catch(() => undefined);
+  // Best effort: a file owned by someone else cannot be changed, and reading it still works.
+  if (info !== undefined && (info.mode & 0o077) !== 0) await chmod(path, FILE_MODE).catch(() => undefined);
+}
+
+export function errorCode(error: unknown): string | undefined {
+  return typeof error === 'object' && error !== null && 'code' in error ? String(error.code) : undefined;
+}
+
+function toId(info: { ino: bigint; size: bigint; ctimeNs: bigint }): FileId {
+  return { ino: info.ino, size: Number(info.size), ctimeNs: info.ctimeNs };
+}

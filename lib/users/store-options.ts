@@ -1,0 +1,69 @@
+// Options of openStore(), validated once (STYLE §5).
+import { ServiceError } from '../errors.js';
+
+/** Points where a test (or an embedder) can observe or fail the store's writes. */
+export interface StoreHooks {
+  /** Runs before a journal line is written; throwing makes that update fail (ERR_STORE_WRITE). */
+  beforeAppend?: () => void | Promise<void>;
+  /** Runs after the line is written, before its fsync; throwing simulates a failed fsync. */
+  beforeSync?: () => void | Promise<void>;
+  /** Runs before a compaction writes a new snapshot; throwing makes the compaction fail. */
+  beforeCompact?: () => void | Promise<void>;
+  /** Told when a background compaction fails (the journal stays valid; it is retried later). */
+  onCompactError?: (error: unknown) => void;
+}
+
+export interface StoreOptions {
+  /** Clock used to judge a lock file's age. @default Date.now */
+  now?: () => number;
+  /** Compact once the journal is larger than this many bytes. @default 4 MiB */
+  compactBytes?: number;
+  /** How long to wait for another process's lock before ERR_STORE_LOCKED. @default 10_000 */
+  lockTimeoutMs?: number;
+  /** A lock file its holder has not refreshed for this long is taken over. @default 30_000 */
+  staleLockMs?: number;
+  hooks?: StoreHooks;
+}
+
+export interface StoreConfig {
+  readonly now: () => number;
+  readonly compactBytes: number;
+  readonly lockTimeoutMs: number;
+  readonly staleLockMs: number;
+  readonly hooks: StoreHooks;
+}
+
+const KNOWN: { [K in keyof StoreOptions]-?: true } = { now: true, compactBytes: true, lockTimeoutMs: true, staleLockMs: true, hooks: true };
+const KNOWN_HOOKS: { [K in keyof StoreHooks]-?: true } = { beforeAppend: true, beforeSync: true, beforeCompact: true, onCompactError: true };
+
+export function resolveStoreOptions(path: unknown, options: StoreOptions): StoreConfig {
+  if (typeof path !== 'string' || path === '') throw invalid(`the store path must be a non-empty string, got ${JSON.stringify(path)}`);
+  if (typeof options !== 'object' || options === null) throw invalid('store options must be an object');
+  for (const key of Object.keys(options)) {
+    if (!(key in KNOWN)) throw invalid(`unknown store option "${key}"`);
+  }
+  const hooks = options.hooks ?? {};
+  if (typeof hooks !== 'object' || hooks === null) throw invalid('hooks must be an object');
+  for (const [key, value] of Object.entries(hooks)) {
+    if (!(key in KNOWN_HOOKS)) throw invalid(`unknown store hook "${key}"`);
+    if (typeof value !== 'function') throw invalid(`hook ${key} must be a function`);
+  }
+  const now = options.now ?? Date.now;
+  if (typeof now !== 'function') throw invalid('now must be a function');
+  return Object.freeze({
+    now,
+    compactBytes: integerAtLeast(options.compactBytes ?? 4 * 1024 * 1024, 'compactBytes', 1),
+    lockTimeoutMs: integerAtLeast(options.lockTimeoutMs ?? 10_000, 'lockTimeoutMs', 0),
+    staleLockMs: integerAtLeast(options.staleLockMs ?? 30_000, 'staleLockMs', 1),
+    hooks: Object.freeze({ ...hooks }),
+  });
+}
+
+function integerAtLeast(value: unknown, name: string, min: number): number {
+  if (Number.isSafeInteger(value) && (value as number) >= min) return value as number;
+  throw invalid(`${name} must be an integer of at least ${min}, got ${String(value)}`);
+}
+
+function invalid(message: string): ServiceError {
+  return new ServiceError('ERR_INVALID_OPTION', message);
+}

@@ -1,0 +1,118 @@
+// Failed-authentication throttling (CONTRACT P-8; NIST SP 800-63B-4 §3.2.2, OWASP
+// "exponential lockout"). Two tables, both bounded:
+// - per account (existing or not, so a 429 reveals nothing): after `accountFreeFailures`
+//   consecutive failures the account waits baseDelay, doubling with each further
+//   failure up to maxDelay; a success forgets it all;
+// - per client address (password spraying): more than `addressMaxFailures` failures
+//   within `addressWindowMs` and the address waits until the oldest leaves the window.
+// Memory: each table keeps at most `maxEntries` keys and forgets the least recently
+// failed one first. Flushing a victim's entry takes maxEntries fresh failures, each
+// a full scrypt and each counted against the attacker's own address.
+
+export interface ThrottleOptions {
+  /** Clock in ms. @default Date.now */
+  readonly now?: () => number;
+  /** Keys kept per table. @default 10_000 */
+  readonly maxEntries?: number;
+  /** Consecutive failures an account may have before it must wait. @default 5 */
+  readonly accountFreeFailures?: number;
+  /** First wait, doubled per further failure. @default 1000 */
+  readonly baseDelayMs?: number;
+  /** Longest wait. @default 900_000 (15 min) */
+  readonly maxDelayMs?: number;
+  /** Failures per address within the window before it must wait. @default 50 */
+  readonly addressMaxFailures?: number;
+  /** @default 900_000 (15 min) */
+  readonly addressWindowMs?: number;
+}
+
+export type ThrottleDecision = { ok: true } | { ok: false; retryAfterSeconds: number };
+
+export interface Throttle {
+  /** Call before any hashing; a refusal is not itself a failure. */
+  check(account: string, address: string): ThrottleDecision;
+  /** Records a failed authentication. */
+  fail(account: string, address: string): void;
+  /** Records a success: the account's consecutive failures are forgotten. */
+  succeed(account: string): void;
+  size(): { accounts: number; addresses: number };
+}
+
+interface AccountEntry {
+  failures: number;
+  lockedUntil: number; // ms; 0 while still within the free failures
+}
+
+/** Creates a throttle; its state lives in the returned object only. */
+export function createThrottle(options: ThrottleOptions = {}): Throttle {
+  const now = options.now ?? Date.now;
+  if (typeof now !== 'function') throw new TypeError('throttle: now must be a function');
+  const maxEntries = positive(options.maxEntries ?? 10_000, 'maxEntries');
+  const freeFailures = positive(options.accountFreeFailures ?? 5, 'accountFreeFailures');
+  const baseDelayMs = positive(options.baseDelayMs ?? 1_000, 'baseDelayMs');
+  const maxDelayMs = positive(options.maxDelayMs ?? 900_000, 'maxDelayMs');
+  const addressMaxFailures = positive(options.addressMaxFailures ?? 50, 'addressMaxFailures');
+  const addressWindowMs = positive(options.addressWindowMs ?? 900_000, 'addressWindowMs');
+  if (maxDelayMs < baseDelayMs) throw new RangeError('throttle: maxDelayMs must be at least baseDelayMs');
+
+  // Map iteration order is insertion order: delete + set moves a key to the end,
+  // so the first key is always the least recently failed.
+  const accounts = new Map<string, AccountEntry>();
+  // The last `addressMaxFailures` failure times per address, oldest first.
+  const addresses = new Map<string, number[]>();
+
+  function touch<V>(table: Map<string, V>, key: string, value: V): void {
+    table.delete(key);
+    table.set(key, value);
+    if (table.size > maxEntries) {
+      const oldest = table.keys().next();
+      if (oldest.done !== true) table.delete(oldest.value);
+    }
+  }
+
+  function waitMs(failures: number): number {
+    const doublings = failures - freeFailures;
+    // 2 ** 40 already dwarfs any sane maxDelay; capping the exponent keeps it finite.
+    return Math.min(baseDelayMs * 2 ** Math.min(doublings, 40), maxDelayMs);
+  }
+
+  return {
+    check(account, address) {
+      const t = now();
+      let until = accounts.get(account)?.lockedUntil ?? 0;
+      const times = addresses.get(address);
+      const oldest = times?.[0];
+      if (times !== undefined && oldest !== undefined && times.length >= addressMaxFailures) {
+        until = Math.max(until, oldest + addressWindowMs);
+      }
+      if (until <= t) return { ok: true };
+      return { ok: false, retryAfterSeconds: Math.max(1, Math.ceil((until - t) / 1000)) };
+    },
+
+    fail(account, address) {
+      const t = now();
+      const failures = (accounts.get(account)?.failures ?? 0) + 1;
+      touch(accounts, account, { failures, lockedUntil: failures >= freeFailures ? t + waitMs(failures) : 0 });
+
+      const times = addresses.get(address) ?? [];
+      times.push(t);
+      while (times.length > addressMaxFailures) times.shift();
+      // Times outside the window no longer count (keeps a slow, steady client unblocked).
+      while (times.length > 0 && (times[0] ?? t) + addressWindowMs <= t) times.shift();
+      touch(addresses, address, times);
+    },
+
+    succeed(account) {
+      accounts.delete(account);
+    },
+
+    size() {
+      return { accounts: accounts.size, addresses: addresses.size };
+    },
+  };
+}
+
+function positive(value: number, name: string): number {
+  if (Number.isSafeInteger(value) && value > 0) return value;
+  throw new RangeError(`throttle: ${name} must be a positive integer, got ${String(value)}`);
+}

@@ -1,0 +1,209 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { ServiceError } from '../errors.js';
+import type { HashGate } from './hash-gate.js';
+import { checkUserName } from './names.js';
+import { createDummyHash, hashPassword, needsRehash, verifyPassword, type ScryptCost } from './password-hash.js';
+import { checkPasswordPolicy, type PolicyViolation } from './policy.js';
+import { preparePassword } from './prepare.js';
+import { issueResetToken } from './reset-tokens.js';
+import type { Store, UserRecord } from './store.js';
+
+export type Role = 'user' | 'admin';
+export type ChangeVia = 'basic' | 'digest' | 'token' | 'form' | 'cli' | 'library';
+
+/** What the library and the CLI show of a user: never the hash. */
+export interface UserInfo {
+  readonly name: string;
+  readonly role: Role;
+  readonly createdAt: Date;
+  readonly passwordChangedAt: Date;
+}
+
+/** A new password that breaks the policy (P-6); `violations` are the codes. */
+export class PasswordPolicyError extends ServiceError {
+  constructor(readonly violations: readonly PolicyViolation[]) {
+    super('ERR_PASSWORD_POLICY', `the password does not meet the policy: ${violations.join(', ')}`);
+  }
+}
+
+/** Digest secrets support (P-10), present only while Digest is on. */
+export interface DigestSecrets {
+  /** Seals H(user:realm:password) for both algorithms into the record's opaque `digest` field. */
+  seal(name: string, prepared: string): string;
+}
+
+export interface UsersOptions {
+  readonly store: Store;
+  readonly gate: HashGate;
+  readonly cost: ScryptCost;
+  readonly minPasswordLength: number;
+  readonly resetTokenTtlMs: number;
+  readonly digest: DigestSecrets | undefined;
+  readonly now: () => number;
+  readonly changed: (event: { name: string; by: string | null; via: ChangeVia; at: Date }) => void;
+  readonly issued: (event: { name: string; token: string; expiresAt: Date }) => void;
+}
+
+export interface SetPasswordOptions {
+  readonly via: ChangeVia;
+  readonly by: string | null;
+  /** The current password, when the caller just proved it: spares a hash for `same-as-current`. */
+  readonly knownCurrent?: string;
+  /** A reset token to consume in the same atomic write (P-9: single use). */
+  readonly token?: string;
+}
+
+/** Domain operations on users: names, policy, hashing and the store, shared by HTTP, CLI and library. */
+export interface Users {
+  add(name: string, password: string, role?: Role): Promise<UserInfo>;
+  /** The user's record when the password is right; constant work for unknown users (U-3). */
+  verify(name: string, password: string): Promise<UserRecord | undefined>;
+  /** Sets a password after the policy; 'not-found', or 'token-invalid' when the token was used meanwhile. */
+  setPassword(name: string, password: string, options: SetPasswordOptions): Promise<'ok' | 'not-found' | 'token-invalid'>;
+  remove(name: string): Promise<boolean>;
+  list(): Promise<UserInfo[]>;
+  get(name: string): UserRecord | undefined;
+  /** Every user's name, from memory (sorted). */
+  names(): string[];
+  issueResetToken(name: string): Promise<{ token: string; expiresAt: Date }>;
+  /** True when `token` is a live reset token of `name` (does not consume it). */
+  hasResetToken(name: string, token: string): boolean;
+}
+
+export function createUsers(o: UsersOptions): Users {
+  let dummy: Promise<string> | undefined;
+  const dummyHash = (): Promise<string> => (dummy ??= createDummyHash(o.cost));
+
+  const info = (r: UserRecord): UserInfo => ({
+    name: r.name,
+    role: r.role,
+    createdAt: new Date(r.createdAt),
+    passwordChangedAt: new Date(r.passwordChangedAt),
+  });
+
+  const validName = (name: string): string => {
+    const check = checkUserName(name);
+    if (!check.ok) throw new ServiceError('ERR_INVALID_NAME', `invalid user name (${check.violation})`);
+    return check.name;
+  };
+
+  async function policy(name: string, prepared: string, current: UserRecord | undefined, knownCurrent: string | undefined): Promise<void> {
+    const violations = await checkPasswordPolicy(prepared, {
+      username: name,
+      minLength: o.minPasswordLength,
+      isCurrent: async (candidate) => {
+        if (current === undefined) return false;
+        if (knownCurrent !== undefined) return preparePassword(knownCurrent) === candidate;
+        return o.gate.run(() => verifyPassword(candidate, current.hash));
+      },
+    });
+    if (violations.length > 0) throw new PasswordPolicyError(violations);
+  }
+
+  const hash = (prepared: string): Promise<string> => o.gate.run(() => hashPassword(prepared, o.cost));
+
+  return {
+    async add(rawName, password, role = 'user') {
+      const name = validName(rawName);
+      await o.store.refresh();
+      if (o.store.get(name) !== undefined) throw new ServiceError('ERR_USER_EXISTS', `user "${name}" already exists`);
+      const prepared = preparePassword(password);
+      await policy(name, prepared, undefined, undefined);
+      const phc = await hash(prepared);
+      const at = o.now();
+      const record = await o.store.update(name, (current) => {
+        if (current !== undefined) throw new ServiceError('ERR_USER_EXISTS', `user "${name}" already exists`);
+        const next: UserRecord = {
+          name,
+          role,
+          hash: phc,
+          ...(o.digest === undefined ? {} : { digest: o.digest.seal(name, prepared) }),
+          createdAt: at,
+          passwordChangedAt: at,
+        };
+        return { next, result: next };
+      });
+      return info(record);
+    },
+
+    async verify(name, password) {
+      await o.store.refresh();
+      const prepared = preparePassword(password);
+      const record = o.store.get(name);
+      const phc = record?.hash ?? (await dummyHash());
+      const ok = await o.gate.run(() => verifyPassword(prepared, phc));
+      if (record === undefined || !ok) return undefined;
+      const upgrade = needsRehash(record.hash, o.cost);
+      if (upgrade || (o.digest !== undefined && record.digest === undefined)) {
+        // U-3 / P-10: upgrade a weak hash, or write the Digest secret, on a successful login.
+        const phcNext = upgrade ? await hash(prepared) : record.hash;
+        await o.store.update(name, (current) => {
+          if (current === undefined || current.hash !== record.hash) return { next: undefined, result: undefined };
+          const next: UserRecord = { ...current, hash: phcNext, ...(o.digest === undefined ? {} : { digest: o.digest.seal(name, prepared) }) };
+          return { next, result: undefined };
+        });
+      }
+      return o.store.get(name) ?? record;
+    },
+
+    async setPassword(name, password, options) {
+      await o.store.refresh();
+      const current = o.store.get(name);
+      if (current === undefined) return 'not-found';
+      const prepared = preparePassword(password);
+      await policy(name, prepared, current, options.knownCurrent);
+      const phc = await hash(prepared);
+      const at = o.now();
+      const outcome = await o.store.update(name, (latest) => {
+        if (latest === undefined) return { next: undefined, result: 'not-found' as const };
+        if (options.token !== undefined && !tokenMatches(latest, options.token, at)) return { next: undefined, result: 'token-invalid' as const };
+        const { digest: _old, resetTokens: _dead, ...rest } = latest;
+        const next: UserRecord = {
+          ...rest,
+          hash: phc,
+          ...(o.digest === undefined ? {} : { digest: o.digest.seal(name, prepared) }),
+          resetTokens: [], // P-7: a change kills every outstanding reset token
+          passwordChangedAt: at,
+        };
+        return { next, result: 'ok' as const };
+      });
+      if (outcome === 'ok') o.changed({ name, by: options.by, via: options.via, at: new Date(at) });
+      return outcome;
+    },
+
+    async remove(name) {
+      return o.store.update(name, (current) => ({ next: current === undefined ? undefined : null, result: current !== undefined }));
+    },
+
+    async list() {
+      await o.store.refresh();
+      return o.store.list().map(info);
+    },
+
+    get: (name) => o.store.get(name),
+    names: () => o.store.list().map((r) => r.name),
+
+    async issueResetToken(name) {
+      const issued = await issueResetToken(o.store, name, { ttlMs: o.resetTokenTtlMs, now: o.now });
+      const event = { name, token: issued.token, expiresAt: new Date(issued.expiresAt) };
+      o.issued(event);
+      return { token: issued.token, expiresAt: event.expiresAt };
+    },
+
+    hasResetToken(name, token) {
+      const record = o.store.get(name);
+      return record !== undefined && tokenMatches(record, token, o.now());
+    },
+  };
+}
+
+/** P-9: the token's SHA-256 is among the user's live tokens (constant-time compare). */
+function tokenMatches(record: UserRecord, token: string, now: number): boolean {
+  const digest = createHash('sha256').update(token).digest();
+  let found = false;
+  for (const t of record.resetTokens ?? []) {
+    const stored = Buffer.from(t.hash, 'base64url');
+    if (stored.length === digest.length && timingSafeEqual(stored, digest) && t.expiresAt > now) found = true;
+  }
+  return found;
+}
