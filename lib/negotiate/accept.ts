@@ -31,18 +31,13 @@ const DOT = 0x2e;
 const ZERO = 0x30;
 const NINE = 0x39;
 
-// tchar (RFC 9110 §5.6.2): "!" / "#" / "$" / "%" / "&" / "'" / "*" / "+" / "-" / "." / "^" / "_" / "`" / "|" / "~" / DIGIT / ALPHA
+// tchar (RFC 9110 §5.6.2): "!" / "#" / "$" / "%" / "&" / "'" / "*" / "+" / "-" / "." / "^" / "_" / "`" / "|" / "~" / DIGIT / ALPHA.
+// A lookup table: the scanner tests every character of the header against it.
+const TCHARS = "!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
+const TCHAR: Readonly<Uint8Array> = Uint8Array.from({ length: 128 }, (_, c) => (TCHARS.includes(String.fromCharCode(c)) ? 1 : 0));
+
 function isTchar(c: number): boolean {
-  if (c >= 0x61 && c <= 0x7a) return true; // a-z
-  if (c >= 0x41 && c <= 0x5a) return true; // A-Z
-  if (c >= 0x30 && c <= 0x39) return true; // 0-9
-  switch (c) {
-    case 0x21: case 0x23: case 0x24: case 0x25: case 0x26: case 0x27: case 0x2a: case 0x2b:
-    case 0x2d: case 0x2e: case 0x5e: case 0x5f: case 0x60: case 0x7c: case 0x7e:
-      return true;
-    default:
-      return false;
-  }
+  return c < 128 && TCHAR[c] === 1;
 }
 
 // qdtext = HTAB / SP / %x21 / %x23-5B / %x5D-7E / obs-text; quoted-pair = "\" ( HTAB / SP / VCHAR / obs-text )
@@ -87,7 +82,8 @@ export class AcceptScanner {
   /** Non-empty list elements met so far, valid or not (at most MAX_ACCEPT_ENTRIES). */
   seen = 0;
 
-  #header = '';
+  /** The header being read (empty after `reset(undefined)`). */
+  header = '';
   #index = 0;
   #limit = 0;
   #truncated = false;
@@ -97,14 +93,10 @@ export class AcceptScanner {
     this.#collect = collect;
   }
 
-  get header(): string {
-    return this.#header;
-  }
-
   /** Starts over on a new header; `undefined` reads as an empty one. */
   reset(header: string | undefined): void {
     const text = header ?? '';
-    this.#header = text;
+    this.header = text;
     this.#index = 0;
     this.#truncated = text.length > MAX_ACCEPT_LENGTH;
     this.#limit = this.#truncated ? MAX_ACCEPT_LENGTH : text.length;
@@ -113,7 +105,7 @@ export class AcceptScanner {
 
   /** Moves to the next valid entry; false when there is none left (or the caps are reached). */
   next(): boolean {
-    const h = this.#header;
+    const h = this.header;
     const limit = this.#limit;
     let i = this.#index;
     for (;;) {
@@ -140,7 +132,7 @@ export class AcceptScanner {
 
   /** Parses one entry starting at a non-blank character; leaves #index at its ending comma (or the limit). */
   #entry(start: number): boolean {
-    const h = this.#header;
+    const h = this.header;
     const limit = this.#limit;
     let i = start;
 
@@ -249,7 +241,7 @@ export class AcceptScanner {
 
   // qvalue, with the legacy ".5" form; returns the index after it, or -1.
   #qvalue(start: number): number {
-    const h = this.#header;
+    const h = this.header;
     const limit = this.#limit;
     let i = start;
     let whole = 0;
@@ -286,7 +278,7 @@ export class AcceptScanner {
 
   // Skips the rest of a broken entry: to the next comma that is not inside a quoted-string.
   #fail(from: number): false {
-    const h = this.#header;
+    const h = this.header;
     const limit = this.#limit;
     let i = from;
     while (i < limit) {

@@ -78,19 +78,16 @@ export function createNegotiator(offered: readonly string[], options: Negotiator
 class Selection {
   readonly #offered: readonly string[];
   readonly #slash: number[] = [];
-  // Per offered type: specificity of the deciding range (-1: none covers it), its q and position.
-  readonly #specificity: number[] = [];
-  readonly #q: number[] = [];
-  readonly #position: number[] = [];
+  // Per offered type k, at 3k, 3k+1, 3k+2: specificity of the deciding range (-1: none covers
+  // it), its q and its position. One flat array: this runs once per request.
+  readonly #state: number[] = [];
 
   constructor(offered: readonly string[]) {
     if (!Array.isArray(offered)) throw new TypeError('offered must be an array of media types');
     this.#offered = offered;
-    for (const type of offered) {
-      this.#slash.push(checkOffered(type));
-      this.#specificity.push(-1);
-      this.#q.push(0);
-      this.#position.push(0);
+    for (let k = 0; k < offered.length; k++) {
+      this.#slash.push(checkOffered(offered[k]));
+      this.#state.push(-1, 0, 0);
     }
   }
 
@@ -128,7 +125,8 @@ class Selection {
   }
 
   #clear(): void {
-    this.#specificity.fill(-1);
+    const state = this.#state;
+    for (let k = 0; k < state.length; k += 3) state[k] = -1;
   }
 
   // RFC 9110 §12.5.1: "If more than one media range applies to a given type, the most specific
@@ -158,11 +156,12 @@ class Selection {
       } else {
         continue;
       }
-      const current = this.#specificity[k] as number;
-      if (specificity > current || (specificity === current && q > (this.#q[k] as number))) {
-        this.#specificity[k] = specificity;
-        this.#q[k] = q;
-        this.#position[k] = position;
+      const state = this.#state;
+      const current = state[3 * k] as number;
+      if (specificity > current || (specificity === current && q > (state[3 * k + 1] as number))) {
+        state[3 * k] = specificity;
+        state[3 * k + 1] = q;
+        state[3 * k + 2] = position;
       }
     }
   }
@@ -174,11 +173,12 @@ class Selection {
     let bestQ = 0;
     let bestSpecificity = 0;
     let bestPosition = 0;
+    const state = this.#state;
     for (let k = 0; k < this.#offered.length; k++) {
-      const specificity = this.#specificity[k] as number;
-      const q = this.#q[k] as number;
+      const specificity = state[3 * k] as number;
+      const q = state[3 * k + 1] as number;
       if (specificity < 0 || q === 0) continue;
-      const position = this.#position[k] as number;
+      const position = state[3 * k + 2] as number;
       if (
         best < 0 ||
         q > bestQ ||
@@ -209,18 +209,14 @@ function checkOffered(type: unknown): number {
 }
 
 // A non-empty token (RFC 9110 §5.6.2) without upper-case letters.
+const LOWER_TCHARS = "!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyz";
+const LOWER_TCHAR: Readonly<Uint8Array> = Uint8Array.from({ length: 128 }, (_, c) => (LOWER_TCHARS.includes(String.fromCharCode(c)) ? 1 : 0));
+
 function isLowerToken(s: string, start: number, end: number): boolean {
   if (end <= start) return false;
   for (let i = start; i < end; i++) {
     const c = s.charCodeAt(i);
-    if ((c >= 0x61 && c <= 0x7a) || (c >= 0x30 && c <= 0x39)) continue;
-    switch (c) {
-      case 0x21: case 0x23: case 0x24: case 0x25: case 0x26: case 0x27: case 0x2a: case 0x2b:
-      case 0x2d: case 0x2e: case 0x5e: case 0x5f: case 0x60: case 0x7c: case 0x7e:
-        continue;
-      default:
-        return false;
-    }
+    if (c >= 128 || LOWER_TCHAR[c] !== 1) return false;
   }
   return true;
 }

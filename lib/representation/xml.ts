@@ -218,8 +218,8 @@ function resolveOptions(options: XmlOptions): Required<Omit<XmlOptions, 'namespa
     if (!Object.hasOwn(KNOWN_OPTIONS, key)) throw new TypeError(`unknown toXml option "${key}"`);
   }
   const { root = 'root', itemName = 'item', namespace, declaration = true } = options;
-  if (!isNCName(root)) throw new TypeError(`root must be an XML name without a colon, got ${JSON.stringify(root)}`);
-  if (!isNCName(itemName)) {
+  if (root !== 'root' && !isNCName(root)) throw new TypeError(`root must be an XML name without a colon, got ${JSON.stringify(root)}`);
+  if (itemName !== 'item' && !isNCName(itemName)) {
     throw new TypeError(`itemName must be an XML name without a colon, got ${JSON.stringify(itemName)}`);
   }
   if (typeof declaration !== 'boolean') throw new TypeError('declaration must be a boolean');
@@ -371,12 +371,9 @@ function startsWithXml(key: string): boolean {
   );
 }
 
+// Checks an option value, so names starting with 'xml' (reserved, yet well-formed) pass.
 function isNCName(name: unknown): name is string {
   if (typeof name !== 'string' || name === '') return false;
-  if (isPlainName(name) || startsWithXml(name)) {
-    // Reserved is not forbidden: an option like 'xmlData' is a well-formed name.
-    if (isPlainName('_' + name.slice(1))) return true;
-  }
   let first = true;
   for (const char of name) {
     const cp = char.codePointAt(0)!;

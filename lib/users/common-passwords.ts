@@ -25,6 +25,10 @@ const SEQUENCES: readonly string[] = [
 const MAX_PIECES = 3;
 // A repeated unit this short is weak whatever it is ("abcd" × 4).
 const MAX_WEAK_UNIT = 4;
+// Below this many code points the rules above would call every string common;
+// such a password is too short under any configuration (P-6 allows 8 at least),
+// so only the list itself is consulted.
+const MIN_JUDGED_LENGTH = 8;
 
 interface Blocklist {
   readonly words: ReadonlySet<string>;
@@ -51,6 +55,7 @@ export function isCommonPassword(candidate: string): boolean {
   const list = blocklist();
   if (list.words.has(text)) return true;
   const chars = Array.from(text);
+  if (chars.length < MIN_JUDGED_LENGTH) return false;
   return isWeakRepetition(chars, list) || isFewPieces(chars, list);
 }
 

@@ -35,6 +35,7 @@ export async function issueResetToken(store: Store, name: string, options: Issue
   if (!Number.isSafeInteger(maxPerUser) || maxPerUser < 1) {
     throw new ServiceError('ERR_INVALID_OPTION', `maxPerUser must be a positive integer, got ${String(maxPerUser)}`);
   }
+  if (typeof now !== 'function') throw new ServiceError('ERR_INVALID_OPTION', 'now must be a function');
   const token = randomBytes(TOKEN_BYTES).toString('base64url');
   const hash = sha256(token);
   return store.update(name, (current) => {

@@ -1,0 +1,69 @@
+import type { TestContext } from 'node:test';
+import { join } from 'node:path';
+import { createService, type Service } from '../../lib/index.js';
+import type { ServiceOptions } from '../../lib/config.js';
+import { createSelfSignedCertificate } from '../../lib/tls/dev-cert.js';
+import { request, type RequestInit, type Response } from './https.js';
+import { tempDir } from './tmp.js';
+
+let pair: { cert: string; key: string } | undefined;
+
+/** One throwaway localhost certificate per test process. */
+export function testCertificate(): { cert: string; key: string } {
+  return (pair ??= createSelfSignedCertificate());
+}
+
+/** Cheap scrypt for tests that are not about the default cost. */
+export const FAST_SCRYPT = { ln: 10, r: 8, p: 1 } as const;
+
+export interface Started {
+  readonly url: string;
+  readonly httpUrl: string | undefined;
+  readonly service: Service;
+  readonly dir: string;
+  readonly store: string;
+  readonly logs: string[];
+  readonly ca: string;
+  /** Request against the HTTPS listener, trusting the test certificate. */
+  fetch(path: string, init?: RequestInit): Promise<Response>;
+  /** Request against the plain-HTTP listener (when opened). */
+  fetchPlain(path: string, init?: RequestInit): Promise<Response>;
+}
+
+/** Starts a service on port 0 with a temp store and a throwaway certificate; closed after the test. */
+export async function startService(t: TestContext, options: ServiceOptions = {}): Promise<Started> {
+  const dir = await tempDir(t);
+  const { cert, key } = testCertificate();
+  const logs: string[] = [];
+  const store = options.store ?? join(dir, 'users.json');
+  const service = createService({
+    port: 0,
+    store,
+    cert,
+    key,
+    scrypt: FAST_SCRYPT,
+    log: (line) => logs.push(line),
+    ...options,
+  });
+  const { url, httpUrl } = await service.listen();
+  t.after(() => service.close(1_000));
+  return {
+    url,
+    httpUrl,
+    service,
+    dir,
+    store,
+    logs,
+    ca: cert,
+    fetch: (path, init = {}) => request(url + path, { ca: cert, ...init }),
+    fetchPlain: (path, init = {}) => {
+      if (httpUrl === undefined) throw new Error('no plain-HTTP listener: pass httpPort: 0');
+      return request(httpUrl + path, init);
+    },
+  };
+}
+
+/** `Authorization: Basic …` for name and password, UTF-8 (RFC 7617). */
+export function basic(name: string, password: string): string {
+  return `Basic ${Buffer.from(`${name}:${password}`, 'utf8').toString('base64')}`;
+}
