@@ -103,8 +103,8 @@ const KNOWN: { readonly [K in keyof ServiceOptions]-?: true } = {
   onResetToken: true, onPasswordChanged: true,
 };
 
-/** Resource names: lowercase letters, digits, '-' and '_' (no '.', which starts an extension). */
-export const RESOURCE_NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/;
+/** Resource names: a lowercase letter, then letters, digits, '-' and '_' (no '.', which starts an extension; also the XML root name). */
+export const RESOURCE_NAME = /^[a-z][a-z0-9_-]{0,63}$/;
 
 /** Validates options once and returns a frozen Config with every default filled in. */
 export function resolveConfig(options: ServiceOptions = {}): Config {
@@ -121,6 +121,9 @@ export function resolveConfig(options: ServiceOptions = {}): Config {
   if (/["\\\p{Cc}]/u.test(realm)) invalid('realm cannot contain quotes, backslashes or control characters');
   const scrypt = o.scrypt ?? { ln: 17, r: 8, p: 1 };
   if (typeof scrypt !== 'object' || scrypt === null) invalid('scrypt must be an object { ln, r, p }');
+  if (typeof scrypt.ln === 'number' && typeof scrypt.r === 'number' && 128 * 2 ** scrypt.ln * scrypt.r > 2 ** 30) {
+    invalid('scrypt cost needs more than 1 GiB per hash (128 * 2^ln * r); lower ln or r');
+  }
   const resources = o.resources ?? {};
   for (const [name, load] of Object.entries(resources)) {
     if (!RESOURCE_NAME.test(name)) invalid(`resource name "${name}" must match ${String(RESOURCE_NAME)}`);

@@ -1,4 +1,5 @@
-import { randomBytes } from 'node:crypto';
+import { hkdfSync } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createAuthenticator } from './auth/authenticate.js';
 import { computeHA1, createDigestAuth } from './auth/digest.js';
@@ -14,6 +15,7 @@ import { createLogger, type Logger } from './log.js';
 import { createSelector } from './representation/select.js';
 import { createRegistry } from './resources/registry.js';
 import { ensureDevCertificate } from './tls/dev-cert.js';
+import { isCommonPassword } from './users/common-passwords.js';
 import { createHashGate } from './users/hash-gate.js';
 import { openStore, type Store } from './users/store.js';
 import { createThrottle } from './users/throttle.js';
@@ -119,6 +121,7 @@ export function createService(options: ServiceOptions = {}): Service {
 }
 
 async function open(config: Config, log: Logger, throttle: ReturnType<typeof createThrottle>, gate: ReturnType<typeof createHashGate>): Promise<Parts> {
+  isCommonPassword(''); // load the bundled list now, not during a request
   const store = await openStore(config.store);
   let vault: DigestVault | undefined;
   if (config.digest) vault = await openDigestVault(config.digestKeyFile);
@@ -147,10 +150,18 @@ async function open(config: Config, log: Logger, throttle: ReturnType<typeof cre
     realm: config.realm,
     users,
     throttle,
-    digest: vault === undefined ? undefined : { auth: createDigestAuth({ realm: config.realm, secret: randomBytes(32) }), vault },
+    digest: vault === undefined ? undefined : { auth: createDigestAuth({ realm: config.realm, secret: await nonceSecret(config.digestKeyFile) }), vault },
   });
   const { put, post } = createPasswordHandlers({ users, auth, throttle, maxBodyBytes: config.maxBodyBytes });
   return { store, users, put, post };
+}
+
+/**
+ * The HMAC key of the stateless Digest nonces, derived from the vault's key file so nonces outlive a
+ * restart (a client then gets `stale=true`, not a hard failure) without a second secret on disk.
+ */
+async function nonceSecret(keyFile: string): Promise<Buffer> {
+  return Buffer.from(hkdfSync('sha256', await readFile(keyFile), Buffer.alloc(0), 'httpskit digest nonce', 32));
 }
 
 /** P-10: the Digest secrets exist only while Digest is on. */

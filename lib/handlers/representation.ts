@@ -13,6 +13,9 @@ const CONTENT_TYPES: { readonly [T in MediaType]: string } = {
   'text/xml': 'text/xml; charset=utf-8',
 };
 
+/** Longest URL put in Link / Content-Location; beyond it they are left out (clients cap header size). */
+const MAX_LINK_LENGTH = 2048;
+
 /** The request's resource, extension and validated query: shared by the handler and problem rendering. */
 export interface ResourceTarget {
   readonly name: string;
@@ -60,17 +63,20 @@ export function createRepresentationHandler(registry: Registry, selector: Select
     if (selection.kind === 'not-acceptable') {
       throw new HttpError(problem(406, 'not-acceptable', { detail: 'This resource is available as JSON or XML.', available: [...OFFERED] }), {
         vary: 'Accept',
-        link: alternates(target, undefined).join(', '),
+        ...(extensionPath(target, 'json').length <= MAX_LINK_LENGTH ? { link: alternates(target, undefined).join(', ') } : {}),
       });
     }
     const search = new URLSearchParams();
     for (const [k, values] of target.query) for (const v of values) search.append(k, v);
-    const value = await load(search);
+    const value = (await load(search)) ?? null;
     const body = selection.format === 'json' ? JSON.stringify(value) ?? 'null' : toXml(value, { root: target.name });
     const headers: Record<string, string> = { 'content-type': CONTENT_TYPES[selection.type] };
-    const links = alternates(target, selection.type);
-    if (links.length > 0) headers['link'] = links.join(', ');
-    if (selection.byAccept) headers['content-location'] = extensionPath(target, selection.format);
+    // N-13, within reason: a long query would make these headers larger than clients accept.
+    const self = extensionPath(target, selection.format);
+    if (self.length <= MAX_LINK_LENGTH) {
+      headers['link'] = alternates(target, selection.type).join(', ');
+      if (selection.byAccept) headers['content-location'] = self;
+    }
     return {
       status: 200,
       headers,

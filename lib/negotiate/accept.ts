@@ -73,7 +73,7 @@ export class AcceptScanner {
   /** Weight in thousandths (0..1000), so comparisons are exact. */
   qMillis = 1000;
   position = 0;
-  /** The current entry has a `charset` parameter and all of them name UTF-8. */
+  /** The current entry has a `charset` parameter naming UTF-8 (the first one counts) and no other parameter. */
   charsetUtf8 = false;
   /** The current entry has a parameter other than `charset=utf-8`, so it matches none of our types (N-2). */
   foreign = false;
@@ -221,17 +221,15 @@ export class AcceptScanner {
       const charset = isCharset(h, nameStart, nameEnd) && !charsetSeen;
       if (charset) charsetSeen = true;
       else if (!isCharset(h, nameStart, nameEnd)) this.foreign = true;
-      if (!charset && this.params === undefined) continue;
-      const value = unquote(h, valueStart, i, quoted, escaped);
       if (charset) {
         // N-2: the service only sends UTF-8; "utf8" is the WHATWG Encoding label for it.
-        const lower = value.toLowerCase();
-        if (lower === 'utf-8' || lower === 'utf8') this.charsetUtf8 = true;
+        const utf8 = escaped ? isUtf8Label(unquote(h, valueStart, i, true, true), 0, -1) : quoted ? isUtf8Label(h, valueStart + 1, i - 1) : isUtf8Label(h, valueStart, i);
+        if (utf8) this.charsetUtf8 = true;
         else this.foreign = true;
       }
       if (this.params !== undefined) {
         const name = h.slice(nameStart, nameEnd).toLowerCase();
-        if (!this.params.has(name)) this.params.set(name, value);
+        if (!this.params.has(name)) this.params.set(name, unquote(h, valueStart, i, quoted, escaped));
       }
     }
     if (this.foreign) this.charsetUtf8 = false;
@@ -306,6 +304,15 @@ function isCharset(h: string, start: number, end: number): boolean {
     if ((h.charCodeAt(start + k) | 0x20) !== word.charCodeAt(k)) return false;
   }
   return true;
+}
+
+// "utf-8" or "utf8", any case, in s[start, end) (end -1: to the end of s); no allocation.
+function isUtf8Label(s: string, start: number, end: number): boolean {
+  const stop = end < 0 ? s.length : end;
+  const length = stop - start;
+  if (length !== 5 && length !== 4) return false;
+  if ((s.charCodeAt(start) | 0x20) !== 0x75 || (s.charCodeAt(start + 1) | 0x20) !== 0x74 || (s.charCodeAt(start + 2) | 0x20) !== 0x66) return false;
+  return length === 5 ? s.charCodeAt(start + 3) === 0x2d && s.charCodeAt(start + 4) === 0x38 : s.charCodeAt(start + 3) === 0x38;
 }
 
 function unquote(h: string, start: number, end: number, quoted: boolean, escaped: boolean): string {

@@ -7,6 +7,7 @@ export interface NegotiatorOptions {
 }
 
 const STAR = 0x2a;
+const SLASH = 0x2f;
 /** Longer headers are answered but not remembered, so the cache stays small in bytes too. */
 const MAX_CACHED_HEADER = 512;
 const MAX_CACHE_SIZE = 65_536;
@@ -54,6 +55,12 @@ export function createNegotiator(offered: readonly string[], options: Negotiator
     young.set(accept, index);
   };
 
+  if (generation === 0) {
+    return (accept) => {
+      const index = selection.fromHeader(accept, scanner);
+      return index < 0 ? undefined : types[index];
+    };
+  }
   return (accept) => {
     if (accept === undefined) return whenAbsent;
     let index = young.get(accept);
@@ -64,7 +71,7 @@ export function createNegotiator(offered: readonly string[], options: Negotiator
         remember(accept, index);
       } else {
         index = selection.fromHeader(accept, scanner);
-        if (generation > 0 && accept.length <= MAX_CACHED_HEADER) remember(accept, index);
+        if (accept.length <= MAX_CACHED_HEADER) remember(accept, index);
       }
     }
     return index < 0 ? undefined : types[index];
@@ -97,8 +104,7 @@ class Selection {
     scanner.reset(accept);
     while (scanner.next()) {
       if (scanner.foreign) continue;
-      const h = scanner.header;
-      this.#consider(h, scanner.typeStart, scanner.typeEnd, h, scanner.subtypeStart, scanner.subtypeEnd, scanner.charsetUtf8, scanner.qMillis / 1000, scanner.position);
+      this.#consider(scanner.header, scanner.typeStart, scanner.typeEnd, scanner.subtypeEnd, scanner.charsetUtf8, scanner.qMillis / 1000, scanner.position);
     }
     // No entries at all (empty, blanks, commas) reads as "*/*", like no header.
     if (scanner.seen === 0) return this.#offered.length > 0 ? 0 : -1;
@@ -119,7 +125,8 @@ class Selection {
         if (charset !== 'utf-8' && charset !== 'utf8') continue;
         charsetUtf8 = true;
       }
-      this.#consider(range.type, 0, range.type.length, range.subtype, 0, range.subtype.length, charsetUtf8, range.q, range.position);
+      const text = `${range.type}/${range.subtype}`;
+      this.#consider(text, 0, range.type.length, text.length, charsetUtf8, range.q, range.position);
     }
     return this.#winner();
   }
@@ -135,9 +142,11 @@ class Selection {
   // Among equally specific ranges the highest q wins (as the `negotiator` package does), then the
   // earlier one. So "application/json;q=0, */*" excludes JSON, and q=0 on the deciding range
   // excludes a type whatever broader ranges say.
-  #consider(typeSrc: string, ts: number, te: number, subSrc: string, ss: number, se: number, charsetUtf8: boolean, q: number, position: number): void {
-    const starType = te - ts === 1 && typeSrc.charCodeAt(ts) === STAR;
-    const starSubtype = se - ss === 1 && subSrc.charCodeAt(ss) === STAR;
+  // The range is src[start, end): "type/subtype", the slash at typeEnd.
+  #consider(src: string, start: number, typeEnd: number, end: number, charsetUtf8: boolean, q: number, position: number): void {
+    const typeLength = typeEnd - start;
+    const starType = typeLength === 1 && src.charCodeAt(start) === STAR;
+    const starSubtype = end - typeEnd === 2 && src.charCodeAt(typeEnd + 1) === STAR;
     if (starType && !starSubtype) return; // "*/json" covers nothing (parseAccept never yields it)
     const bonus = charsetUtf8 ? 1 : 0;
     const offered = this.#offered;
@@ -147,14 +156,15 @@ class Selection {
       let specificity: number;
       if (starType) {
         specificity = bonus;
-      } else if (!equalsLower(typeSrc, ts, te, type, 0, slash)) {
+      } else if (typeLength !== slash) {
         continue;
       } else if (starSubtype) {
+        if (!equalsLower(src, start, typeEnd, type, 0, slash)) continue;
         specificity = 2 + bonus;
-      } else if (equalsLower(subSrc, ss, se, type, slash + 1, type.length)) {
-        specificity = 4 + bonus;
       } else {
-        continue;
+        // Compare "type/subtype" in one go; startsWith is the fast path for lowercase headers.
+        if (end - start !== type.length || !(src.startsWith(type, start) || equalsLower(src, start, end, type, 0, type.length))) continue;
+        specificity = 4 + bonus;
       }
       const state = this.#state;
       const current = state[3 * k] as number;
@@ -195,31 +205,28 @@ class Selection {
 }
 
 // Programmer input: offered types are lowercase "type/subtype" tokens, no wildcard, no parameters.
+// One pass that also finds the slash: negotiate() checks its list on every call.
 function checkOffered(type: unknown): number {
   if (typeof type !== 'string') throw new TypeError(`offered media types must be strings, got ${typeof type}`);
-  const slash = type.indexOf('/');
-  const valid =
+  let slash = -1;
+  let valid = true;
+  for (let i = 0; i < type.length; i++) {
+    const c = type.charCodeAt(i);
+    if (c === SLASH && slash < 0) slash = i;
+    else if (c >= 128 || LOWER_TCHAR[c] !== 1) valid = false;
+  }
+  valid &&=
     slash > 0 &&
-    isLowerToken(type, 0, slash) &&
-    isLowerToken(type, slash + 1, type.length) &&
+    slash < type.length - 1 &&
     !(slash === 1 && type.charCodeAt(0) === STAR) &&
     !(slash === type.length - 2 && type.charCodeAt(slash + 1) === STAR);
   if (!valid) throw new TypeError(`offered media types must be lowercase "type/subtype" without wildcards or parameters, got ${JSON.stringify(type)}`);
   return slash;
 }
 
-// A non-empty token (RFC 9110 §5.6.2) without upper-case letters.
+// tchar (RFC 9110 §5.6.2) without upper-case letters.
 const LOWER_TCHARS = "!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyz";
 const LOWER_TCHAR: Readonly<Uint8Array> = Uint8Array.from({ length: 128 }, (_, c) => (LOWER_TCHARS.includes(String.fromCharCode(c)) ? 1 : 0));
-
-function isLowerToken(s: string, start: number, end: number): boolean {
-  if (end <= start) return false;
-  for (let i = start; i < end; i++) {
-    const c = s.charCodeAt(i);
-    if (c >= 128 || LOWER_TCHAR[c] !== 1) return false;
-  }
-  return true;
-}
 
 // Case-insensitive comparison of src[start, end) with target[tStart, tEnd), target being lowercase.
 function equalsLower(src: string, start: number, end: number, target: string, tStart: number, tEnd: number): boolean {

@@ -15,7 +15,8 @@
  *
  * As with `JSON.stringify`: `toJSON()` is honoured (a `Date` becomes its ISO string), members
  * that are `undefined`, functions or symbols are left out (in arrays they become nil entries),
- * a `bigint` or a cycle is a `TypeError`. Nesting depth is limited by memory only.
+ * a `bigint` or a cycle is a `TypeError`, and so is a document that is itself `undefined`, a
+ * function or a symbol (where `JSON.stringify` returns `undefined`). Depth is limited by memory only.
  *
  * ```
  * toXml({ param1: 'a&b', list: [1, null] }, { root: 'something' })
@@ -120,7 +121,7 @@ export function toXml(value: unknown, options: XmlOptions = {}): string {
       child = toJsonValue((frame.container as readonly unknown[])[index], index);
     } else {
       const key = frame.keys[index]!;
-      tag = encodeXmlName(key);
+      tag = encodeName(key);
       child = toJsonValue((frame.container as Record<string, unknown>)[key], key);
     }
 
@@ -213,12 +214,16 @@ function toJsonValue(value: unknown, key: string | number): unknown {
   return value;
 }
 
-function resolveOptions(options: XmlOptions): Required<Omit<XmlOptions, 'namespace'>> & Pick<XmlOptions, 'namespace'> {
+type ResolvedOptions = Required<Omit<XmlOptions, 'namespace'>> & Pick<XmlOptions, 'namespace'>;
+
+function resolveOptions(options: XmlOptions): ResolvedOptions {
   for (const key in options) {
     if (!Object.hasOwn(KNOWN_OPTIONS, key)) throw new TypeError(`unknown toXml option "${key}"`);
   }
   const { root = 'root', itemName = 'item', namespace, declaration = true } = options;
-  if (root !== 'root' && !isNCName(root)) throw new TypeError(`root must be an XML name without a colon, got ${JSON.stringify(root)}`);
+  if (root !== 'root' && !isNCName(root)) {
+    throw new TypeError(`root must be an XML name without a colon, got ${JSON.stringify(root)}`);
+  }
   if (itemName !== 'item' && !isNCName(itemName)) {
     throw new TypeError(`itemName must be an XML name without a colon, got ${JSON.stringify(itemName)}`);
   }
@@ -257,7 +262,7 @@ function escapeText(text: string): string {
   if (i === length) return text;
 
   let out = '';
-  let from = i;
+  let from = 0;
   for (; i < length; i++) {
     const c = text.charCodeAt(i);
     let replacement: string;
@@ -297,6 +302,11 @@ function escapeText(text: string): string {
 
 /** Map a JSON key to an XML element name, losslessly (see the mapping above). */
 export function encodeXmlName(key: string): string {
+  if (typeof key !== 'string') throw new TypeError(`encodeXmlName expects a string, got ${typeof key}`);
+  return encodeName(key);
+}
+
+function encodeName(key: string): string {
   if (isPlainName(key)) return key;
   if (key === '') return EMPTY_NAME;
   const length = key.length;
@@ -324,6 +334,7 @@ export function encodeXmlName(key: string): string {
 
 /** The exact inverse of encodeXmlName; an `_x` that is not a well-formed escape is kept as text. */
 export function decodeXmlName(name: string): string {
+  if (typeof name !== 'string') throw new TypeError(`decodeXmlName expects a string, got ${typeof name}`);
   if (name === EMPTY_NAME) return '';
   let at = name.indexOf('_x');
   if (at < 0) return name;

@@ -50,9 +50,9 @@ const blocklist = once(loadBlocklist);
  * with the prepared password. Linear in the candidate's length.
  */
 export function isCommonPassword(candidate: string): boolean {
+  const list = blocklist(); // first: isCommonPassword('') at start-up loads the list, or throws
   const text = candidate.normalize('NFC').toLowerCase();
   if (text === '') return false;
-  const list = blocklist();
   if (list.words.has(text)) return true;
   const chars = Array.from(text);
   if (chars.length < MIN_JUDGED_LENGTH) return false;

@@ -97,6 +97,8 @@ export async function writeAll(handle: FileHandle, buffer: Buffer, position: num
 }
 
 export async function syncDirectory(directory: string): Promise<void> {
+  // Windows cannot open a directory for fsync; NTFS journals renames itself.
+  if (process.platform === 'win32') return;
   const handle = await open(directory, 'r');
   try {
     await handle.sync();

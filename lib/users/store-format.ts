@@ -13,6 +13,7 @@
 // Compaction writes generation N+1 of the snapshot, then a new journal for N+1, so a journal
 // whose generation is older than the snapshot's is already folded in (the compacting process
 // died between the two renames) and is ignored.
+import { isUtf8 } from 'node:buffer';
 import { ServiceError } from '../errors.js';
 import { checkRecord, type UserRecord } from './store-record.js';
 
@@ -74,7 +75,7 @@ export function parseSnapshot(bytes: Uint8Array, file: string): ParsedSnapshot {
   if (!Array.isArray(users)) throw corrupt(file, '"users" must be an array');
   const map = new Map<string, UserRecord>();
   users.forEach((entry: unknown, index) => {
-    const checked = checkRecord(entry);
+    const checked = checkRecord(entry, 'shape');
     if (!checked.ok) throw corrupt(file, `users[${index}]: ${checked.problem}`);
     if (map.has(checked.record.name)) throw corrupt(file, `users[${index}]: duplicate user ${JSON.stringify(checked.record.name)}`);
     map.set(checked.record.name, checked.record);
@@ -135,7 +136,7 @@ function toOp(value: unknown): JournalOp | string {
   const entry = value as Record<string, unknown>;
   const keys = Object.keys(entry).length;
   if (entry.op === 'put' && keys === 2) {
-    const checked = checkRecord(entry.user);
+    const checked = checkRecord(entry.user, 'shape');
     return checked.ok ? { op: 'put', user: checked.record } : checked.problem;
   }
   if (entry.op === 'delete' && keys === 2 && typeof entry.name === 'string') return { op: 'delete', name: entry.name };
@@ -153,11 +154,8 @@ function isGeneration(value: unknown): value is number {
 }
 
 function decodeUtf8(bytes: Uint8Array, file: string, where: string): string {
-  try {
-    return new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(bytes);
-  } catch {
-    throw corrupt(file, `${where} is not valid UTF-8`);
-  }
+  if (!isUtf8(bytes)) throw corrupt(file, `${where} is not valid UTF-8`);
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
 }
 
 // JSON.parse messages do not always give a position, but snapshots hold one user per line: the

@@ -1,10 +1,11 @@
-// Cross-process mutual exclusion for the users store: a lock file created with O_EXCL ("wx"),
-// holding who owns it. Node has no flock(), and a lock file also works on every filesystem Node
+// Cross-process mutual exclusion for the users store: a lock file created exclusively (link(),
+// or O_EXCL "wx" where hard links are missing), holding who owns it. Node has no flock(), and a lock file also works on every filesystem Node
 // runs on. The owner touches the file while it holds it, so "not touched for staleMs" means its
 // holder is gone or hung; a lock whose process is dead is taken over at once.
 import { randomBytes } from 'node:crypto';
-import { link, open, rename, stat, unlink, utimes, type FileHandle } from 'node:fs/promises';
+import { link, open, readdir, rename, stat, unlink, utimes, writeFile, type FileHandle } from 'node:fs/promises';
 import { hostname } from 'node:os';
+import { basename, dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ServiceError } from '../errors.js';
 
@@ -37,7 +38,7 @@ export async function acquireLock(path: string, options: LockOptions): Promise<H
   const deadline = performance.now() + options.timeoutMs;
   let backoff = 1;
   for (;;) {
-    if (await tryCreate(path, content)) return hold(path, nonce, options.staleMs);
+    if (await tryCreate(path, content, nonce)) return hold(path, nonce, options.staleMs);
     if (await breakIfStale(path, options)) continue;
     const remaining = deadline - performance.now();
     if (remaining <= 0) throw await lockedError(path, options.timeoutMs);
@@ -47,7 +48,31 @@ export async function acquireLock(path: string, options: LockOptions): Promise<H
   }
 }
 
-async function tryCreate(path: string, content: string): Promise<boolean> {
+async function tryCreate(path: string, content: string, nonce: string): Promise<boolean> {
+  // Write the owner to a private file, then link() it into place: link fails with EEXIST like
+  // O_EXCL does, but the lock never exists without its owner, so a kill -9 at any instant
+  // cannot leave an anonymous lock that only age could judge.
+  const staged = `${path}.${process.pid}-${nonce}`;
+  try {
+    await writeFile(staged, content, { mode: 0o600, flag: 'wx' });
+  } catch (error) {
+    throw new ServiceError('ERR_STORE_WRITE', `cannot create the lock file ${path}: ${describe(error)}`, { cause: error });
+  }
+  try {
+    await link(staged, path);
+    return true;
+  } catch (error) {
+    const code = errorCode(error);
+    if (code === 'EEXIST') return false;
+    // Filesystems without hard links: fall back to O_EXCL creation.
+    if (code === 'EPERM' || code === 'ENOTSUP' || code === 'EOPNOTSUPP' || code === 'ENOSYS') return createExclusive(path, content);
+    throw new ServiceError('ERR_STORE_WRITE', `cannot create the lock file ${path}: ${describe(error)}`, { cause: error });
+  } finally {
+    await unlink(staged).catch(() => undefined);
+  }
+}
+
+async function createExclusive(path: string, content: string): Promise<boolean> {
   let handle: FileHandle;
   try {
     handle = await open(path, 'wx', 0o600);
@@ -64,6 +89,23 @@ async function tryCreate(path: string, content: string): Promise<boolean> {
   }
   await handle.close();
   return true;
+}
+
+/**
+ * Removes files that a process killed while taking or breaking the lock left next to it: staged
+ * owner files of dead processes and stale locks moved aside. Call it while holding the lock.
+ */
+export async function sweepLockLeftovers(path: string): Promise<void> {
+  const directory = dirname(path);
+  const prefix = `${basename(path)}.`;
+  const names = await readdir(directory).catch(() => [] as string[]);
+  for (const name of names) {
+    if (!name.startsWith(prefix)) continue;
+    const rest = name.slice(prefix.length);
+    const staged = /^(\d+)-[0-9a-f]+$/.exec(rest);
+    const leftover = rest.startsWith('stale-') || (staged !== null && staged[1] !== String(process.pid) && !isAlive(Number(staged[1])));
+    if (leftover) await unlink(join(directory, name)).catch(() => undefined);
+  }
 }
 
 function hold(path: string, nonce: string, staleMs: number): HeldLock {
@@ -114,8 +156,8 @@ async function breakIfStale(path: string, options: LockOptions): Promise<boolean
 
 function isStale(owner: Owner | undefined, mtimeMs: number, options: LockOptions): boolean {
   if (options.now() - mtimeMs > options.staleMs) return true;
-  // Without a readable owner (the creator may not have written it yet) or on another host,
-  // only age can tell.
+  // Without a readable owner (a lock written by hand, or by the O_EXCL fallback before its
+  // owner is filled in) or on another host, only age can tell.
   if (owner === undefined || owner.host !== hostname()) return false;
   if (owner.pid === process.pid) {
     // Our own pid: either another Store in this process (the file is younger than the process)
@@ -123,12 +165,17 @@ function isStale(owner: Owner | undefined, mtimeMs: number, options: LockOptions
     const startedAt = Date.now() - process.uptime() * 1000;
     return mtimeMs < startedAt;
   }
+  return !isAlive(owner.pid);
+}
+
+function isAlive(pid: number): boolean {
+  if (!Number.isSafeInteger(pid) || pid <= 0) return false;
   try {
-    process.kill(owner.pid, 0);
-    return false;
+    process.kill(pid, 0);
+    return true;
   } catch (error) {
     // EPERM: the process exists but belongs to another user.
-    return errorCode(error) === 'ESRCH';
+    return errorCode(error) !== 'ESRCH';
   }
 }
 

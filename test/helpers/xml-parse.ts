@@ -23,6 +23,10 @@ export interface XmlDocument {
 
 /** Parse a whole document; throws on any well-formedness or namespace error, or on a DOCTYPE. */
 export function parseXmlDocument(text: string): XmlDocument {
+  // saxes 6 lets a lone high surrogate through when a non-surrogate follows it; such a string
+  // has no UTF-8 form and is not XML, so refuse it here (\p{Cs} with /u matches lone halves only).
+  const lone = /\p{Cs}/u.exec(text);
+  if (lone !== null) throw new Error(`lone surrogate at offset ${lone.index}`);
   const parser = new SaxesParser({ xmlns: true, position: true });
   // The tree is built with an explicit stack, so very deep documents are fine.
   const open: XmlElement[] = [];
@@ -33,7 +37,8 @@ export function parseXmlDocument(text: string): XmlDocument {
     throw error;
   });
   parser.on('xmldecl', (decl) => {
-    declaration = decl;
+    // Keep only the pseudo-attributes that were written, so deepEqual against a literal works.
+    declaration = Object.fromEntries(Object.entries(decl).filter(([, v]) => v !== undefined));
   });
   parser.on('doctype', () => {
     throw new Error('unexpected DOCTYPE: the serializer must never emit one');

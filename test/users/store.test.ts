@@ -369,6 +369,15 @@ test('U-1: a live lock makes the store wait, then fail with ERR_STORE_LOCKED; a 
   await assert.rejects(openStore(path, { lockTimeoutMs: 30 }), { code: 'ERR_STORE_LOCKED' });
 });
 
+test('U-1: opening sweeps lock leftovers of killed processes', async (t) => {
+  const dir = await tempDir(t);
+  const path = join(dir, 'users.json');
+  await writeFile(`${path}.lock.${deadPid()}-0123abcd`, '{}');
+  await writeFile(`${path}.lock.stale-0a1b2c`, '{}');
+  await open(t, path);
+  assert.deepEqual((await readdir(dir)).sort(), ['users.json', 'users.json.journal']);
+});
+
 const failures: ReadonlyArray<readonly [label: string, hook: 'beforeAppend' | 'beforeSync']> = [
   ['before the line is written', 'beforeAppend'],
   ['after the line is written, before fsync', 'beforeSync'],

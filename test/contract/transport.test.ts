@@ -1,0 +1,180 @@
+// End-to-end: CONTRACT T-1..T-6 and L-1, L-2 over real sockets.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { connect as tlsConnect } from 'node:tls';
+import { connect as netConnect } from 'node:net';
+import { readFile, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { createService } from '../../lib/index.js';
+import { request } from '../helpers/https.js';
+import { basic, startService } from '../helpers/service.js';
+import { tempDir } from '../helpers/tmp.js';
+
+test('T-2 without --cert a development certificate is created, trusted as CA, host name verified', async (t) => {
+  const dir = await tempDir(t);
+  const logs: string[] = [];
+  const service = createService({ port: 0, store: join(dir, 'users.json'), certDir: join(dir, 'certs'), log: (l) => logs.push(l) });
+  const { url } = await service.listen();
+  t.after(() => service.close(500));
+  const ca = await readFile(join(dir, 'certs', 'localhost-cert.pem'));
+  const key = await stat(join(dir, 'certs', 'localhost-key.pem'));
+  assert.equal(key.mode & 0o777, 0o600);
+  const port = new URL(url).port;
+  for (const host of ['localhost', '127.0.0.1']) {
+    const r = await request(`https://${host}:${port}/api/something.json`, { ca });
+    assert.equal(r.status, 200, host);
+  }
+  await assert.rejects(request(`https://127.0.0.1:${port}/api/something.json`, { ca, servername: 'example.com' }));
+  await assert.rejects(request(`https://127.0.0.1:${port}/api/something.json`), 'an untrusted certificate is refused by default');
+  const warning = logs.map((l) => JSON.parse(l)).find((l) => l.level === 'warn');
+  assert.match(warning.msg, /DEVELOPMENT certificate/);
+});
+
+test('T-1 TLS 1.2 and 1.3 work; TLS 1.1 is refused', async (t) => {
+  const s = await startService(t);
+  const port = Number(new URL(s.url).port);
+  const handshake = (min: 'TLSv1' | 'TLSv1.1' | 'TLSv1.2' | 'TLSv1.3', max: typeof min) =>
+    new Promise<string>((resolve, reject) => {
+      const socket = tlsConnect({ host: '127.0.0.1', port, servername: 'localhost', ca: s.ca, minVersion: min, maxVersion: max }, () => {
+        const v = socket.getProtocol() ?? '';
+        socket.end();
+        resolve(v);
+      });
+      socket.on('error', reject);
+    });
+  assert.equal(await handshake('TLSv1.2', 'TLSv1.2'), 'TLSv1.2');
+  assert.equal(await handshake('TLSv1.3', 'TLSv1.3'), 'TLSv1.3');
+  await assert.rejects(handshake('TLSv1', 'TLSv1.1'));
+});
+
+test('T-6 port 0 picks a free port and the startup line states the real URL', async (t) => {
+  const s = await startService(t);
+  const line = s.logs.map((l) => JSON.parse(l)).find((l) => l.msg === 'listening');
+  assert.equal(line.url, s.url);
+  assert.match(s.url, /^https:\/\/127\.0\.0\.1:\d+$/);
+  assert.notEqual(new URL(s.url).port, '0');
+});
+
+test('T-5 X-Forwarded-Proto counts only from a trusted proxy', async (t) => {
+  const trusted = await startService(t, { httpPort: 0, trustProxy: '127.0.0.0/8' });
+  await trusted.service.users.add('alice', 'lemon-initial-passphrase-1');
+  const viaProxy = await trusted.fetchPlain('/user/alice/password', {
+    method: 'PUT',
+    headers: { 'x-forwarded-proto': 'https', 'x-forwarded-for': '203.0.113.7, 127.0.0.1', 'content-type': 'text/plain' },
+    body: 'x',
+  });
+  assert.equal(viaProxy.status, 401, 'treated as HTTPS: the credentials are asked for');
+  await new Promise((r) => setTimeout(r, 20));
+  const entry = trusted.logs.map((l) => JSON.parse(l)).find((l) => l.msg === 'request' && l.method === 'PUT');
+  assert.equal(entry.address, '203.0.113.7', 'the nearest untrusted X-Forwarded-For address is the client');
+  const hsts = await trusted.fetchPlain('/api/something', { headers: { 'x-forwarded-proto': 'https' } });
+  assert.equal(hsts.headers['strict-transport-security'], 'max-age=31536000');
+
+  const untrusted = await startService(t, { httpPort: 0, trustProxy: '10.0.0.0/8' });
+  const spoofed = await untrusted.fetchPlain('/user/alice/password', {
+    method: 'PUT',
+    headers: { 'x-forwarded-proto': 'https', 'content-type': 'text/plain' },
+    body: 'x',
+  });
+  assert.equal(spoofed.status, 403);
+  assert.equal(JSON.parse(spoofed.body).type, '/problems/https-required');
+});
+
+test('T-4 HSTS can be turned off', async (t) => {
+  const s = await startService(t, { hstsMaxAge: false });
+  const r = await s.fetch('/api/something');
+  assert.equal(r.headers['strict-transport-security'], undefined);
+  assert.equal(r.headers['x-content-type-options'], 'nosniff');
+});
+
+test('L-1 a request target over 8 KiB is 414; a header block over 16 KiB is 431', async (t) => {
+  const s = await startService(t);
+  const long = await s.fetch(`/api/something?param1=${'a'.repeat(8200)}`);
+  assert.equal(long.status, 414);
+  assert.equal(JSON.parse(long.body).status, 414);
+  const fits = await s.fetch(`/api/something?param1=${'a'.repeat(8000)}`);
+  assert.equal(fits.status, 200);
+  const port = Number(new URL(s.url).port);
+  const out = await new Promise<string>((resolve) => {
+    const socket = tlsConnect({ host: '127.0.0.1', port, servername: 'localhost', ca: s.ca }, () =>
+      socket.write(`GET /api/something HTTP/1.1\r\nHost: localhost\r\nX-Big: ${'b'.repeat(17_000)}\r\n\r\n`),
+    );
+    let text = '';
+    socket.on('data', (d) => (text += d.toString('latin1')));
+    socket.on('close', () => resolve(text));
+    socket.on('error', () => resolve(text));
+  });
+  assert.match(out, /^HTTP\/1\.1 431 /);
+});
+
+test('L-1 slow headers are cut at the time-out while other clients are served', async (t) => {
+  const s = await startService(t, { headersTimeoutMs: 1_000, requestTimeoutMs: 2_000 });
+  const port = Number(new URL(s.url).port);
+  const started = Date.now();
+  const slow = tlsConnect({ host: '127.0.0.1', port, servername: 'localhost', ca: s.ca });
+  await new Promise<void>((resolve) => slow.once('secureConnect', () => resolve()));
+  slow.write('GET /api/something HTTP/1.1\r\nHost: localhost\r\n');
+  const drip = setInterval(() => slow.writable && slow.write('X-Drip: 1\r\n'), 200);
+  const closed = new Promise<number>((resolve) => slow.once('close', () => resolve(Date.now() - started)));
+  slow.on('error', () => {});
+  slow.resume(); // read the 408 so 'close' can fire
+  const served = await s.fetch('/api/something.json?param1=meanwhile');
+  assert.equal(served.status, 200, 'another client is served meanwhile');
+  const after = await closed;
+  clearInterval(drip);
+  assert.ok(after < 1_000 + 2_500, `cut after ${after} ms`);
+});
+
+test('L-1 an idle TLS connection that never sends a request is closed', async (t) => {
+  const s = await startService(t, { headersTimeoutMs: 1_000, keepAliveTimeoutMs: 500 });
+  const port = Number(new URL(s.url).port);
+  const idle = tlsConnect({ host: '127.0.0.1', port, servername: 'localhost', ca: s.ca });
+  idle.on('error', () => {});
+  const started = Date.now();
+  await new Promise<void>((resolve) => idle.once('close', () => resolve()));
+  assert.ok(Date.now() - started < 4_000);
+});
+
+test('L-2 framing attacks get 400 and the server stays up', async (t) => {
+  const s = await startService(t, { httpPort: 0 });
+  const port = Number(new URL(s.httpUrl as string).port);
+  const raw = (text: string) =>
+    new Promise<string>((resolve) => {
+      const socket = netConnect(port, '127.0.0.1', () => socket.end(text));
+      let out = '';
+      socket.on('data', (d) => (out += d.toString('latin1')));
+      socket.on('close', () => resolve(out));
+      socket.on('error', () => resolve(out));
+    });
+  const shapes = [
+    'POST /user/a/resetpassword HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n',
+    'POST /user/a/resetpassword HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\nContent-Length: 5\r\n\r\nabcde',
+    'GET /api/something HTTP/1.1\r\nHost: x\r\nBad Header: y\r\n\r\n',
+    'GET /api/something HTTP/9.9\r\n\r\n',
+    'garbage\r\n\r\n',
+  ];
+  for (const shape of shapes) {
+    const out = await raw(shape);
+    assert.match(out, /^HTTP\/1\.1 400 /, JSON.stringify(shape));
+  }
+  const r = await s.fetch('/api/something.json');
+  assert.equal(r.status, 200);
+});
+
+test('C-5 close() lets an in-flight request finish', async (t) => {
+  const s = await startService(t, { resources: { slow: () => new Promise((r) => setTimeout(() => r({ done: true }), 300)) } });
+  const inflight = s.fetch('/api/slow.json');
+  await new Promise((r) => setTimeout(r, 50));
+  const closing = s.service.close(5_000);
+  const r = await inflight;
+  assert.equal(r.status, 200);
+  assert.deepEqual(JSON.parse(r.body), { done: true });
+  await closing;
+  await assert.rejects(s.fetch('/api/something.json'));
+});
+
+test('T-3 plain HTTP listener is off by default', async (t) => {
+  const s = await startService(t);
+  assert.equal(s.httpUrl, undefined);
+  void basic;
+});

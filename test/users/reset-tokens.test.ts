@@ -1,0 +1,146 @@
+import { test, type TestContext } from 'node:test';
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { consumeResetToken, issueResetToken } from '../../lib/users/reset-tokens.js';
+import { openStore, type Store, type UserRecord } from '../../lib/users/store.js';
+
+const MINUTE = 60_000;
+
+async function storeWith(t: TestContext, ...names: string[]): Promise<{ store: Store; path: string }> {
+  const dir = await mkdtemp(join(tmpdir(), 'tokens-'));
+  const path = join(dir, 'users.json');
+  const store = await openStore(path);
+  t.after(async () => {
+    await store.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+  for (const name of names) await store.update(name, () => ({ next: user(name), result: undefined }));
+  return { store, path };
+}
+
+function user(name: string): UserRecord {
+  return { name, role: 'user', hash: `$scrypt$ln=17,r=8,p=1$c2FsdA$${name}`, createdAt: 0, passwordChangedAt: 0 };
+}
+
+test('P-9: a token is 32 random bytes in base64url, and only its SHA-256 is stored', async (t) => {
+  const { store, path } = await storeWith(t, 'alice');
+  const { token, expiresAt } = await issueResetToken(store, 'alice', { now: () => 1_000 });
+  assert.match(token, /^[A-Za-z0-9_-]{43}$/);
+  assert.equal(Buffer.from(token, 'base64url').length, 32);
+  assert.equal(expiresAt, 1_000 + 15 * MINUTE, 'expires after 15 minutes by default');
+  assert.deepEqual(store.get('alice')?.resetTokens, [{ hash: createHash('sha256').update(token).digest('base64url'), expiresAt }]);
+  const onDisk = (await readFile(path, 'utf8')) + (await readFile(`${path}.journal`, 'utf8'));
+  assert.ok(!onDisk.includes(token), 'the token itself never reaches the disk');
+  const other = await issueResetToken(store, 'alice');
+  assert.notEqual(other.token, token);
+});
+
+test('P-9: issuing for an unknown user is ERR_USER_NOT_FOUND and writes nothing', async (t) => {
+  const { store, path } = await storeWith(t, 'alice');
+  const before = await readFile(`${path}.journal`);
+  await assert.rejects(issueResetToken(store, 'bob'), { code: 'ERR_USER_NOT_FOUND' });
+  assert.deepEqual(await readFile(`${path}.journal`), before);
+});
+
+test('P-9: a token is single use', async (t) => {
+  const { store } = await storeWith(t, 'alice');
+  const { token } = await issueResetToken(store, 'alice');
+  assert.equal(await consumeResetToken(store, 'alice', token), true);
+  assert.equal(await consumeResetToken(store, 'alice', token), false);
+  assert.deepEqual(store.get('alice')?.resetTokens, []);
+});
+
+test('P-9: two concurrent consumes of one token: exactly one succeeds (same and separate Store instances)', async (t) => {
+  const { store, path } = await storeWith(t, 'alice');
+  const { token } = await issueResetToken(store, 'alice');
+  const results = await Promise.all([consumeResetToken(store, 'alice', token), consumeResetToken(store, 'alice', token)]);
+  assert.deepEqual(results.sort(), [false, true]);
+
+  const second = await openStore(path);
+  t.after(() => second.close());
+  const again = await issueResetToken(store, 'alice');
+  const across = await Promise.all([consumeResetToken(store, 'alice', again.token), consumeResetToken(second, 'alice', again.token)]);
+  assert.deepEqual(across.sort(), [false, true]);
+});
+
+test('P-9: a token expires at expiresAt (fake clock), and expired tokens are pruned when touched', async (t) => {
+  const { store } = await storeWith(t, 'alice');
+  let now = 0;
+  const clock = { now: () => now };
+  const { token, expiresAt } = await issueResetToken(store, 'alice', { ...clock, ttlMs: 10 * MINUTE });
+  assert.equal(expiresAt, 10 * MINUTE);
+  const unused = await issueResetToken(store, 'alice', clock);
+
+  now = expiresAt - 1;
+  const { token: late } = await issueResetToken(store, 'alice', { ...clock, ttlMs: 1 });
+  now = expiresAt;
+  assert.equal(await consumeResetToken(store, 'alice', token, clock), false, 'dead from expiresAt on');
+  assert.equal(await consumeResetToken(store, 'alice', late, clock), false);
+  assert.deepEqual(
+    store.get('alice')?.resetTokens?.map((r) => r.expiresAt),
+    [unused.expiresAt],
+    'the expired ones are gone',
+  );
+  assert.equal(await consumeResetToken(store, 'alice', unused.token, clock), true);
+});
+
+test('P-9: a token works for its own user only', async (t) => {
+  const { store } = await storeWith(t, 'alice', 'bob');
+  const { token } = await issueResetToken(store, 'alice');
+  assert.equal(await consumeResetToken(store, 'bob', token), false);
+  assert.equal(await consumeResetToken(store, 'nobody', token), false);
+  assert.equal(await consumeResetToken(store, 'alice', token), true);
+});
+
+const notTokens: ReadonlyArray<readonly [label: string, make: (token: string) => string]> = [
+  ['empty', () => ''],
+  ['too short', (token) => token.slice(0, 42)],
+  ['with padding', (token) => `${token}=`],
+  ['standard base64 alphabet', (token) => `${token.slice(0, 42)}+`],
+  ['a different valid-looking token', () => 'A'.repeat(43)],
+  ['with surrounding space', (token) => ` ${token}`],
+  ['non-ASCII', (token) => `${token.slice(0, 42)}é`],
+];
+
+for (const [label, make] of notTokens) {
+  test(`P-9: a presented token that is ${label} is refused and the real one survives`, async (t) => {
+    const { store } = await storeWith(t, 'alice');
+    const { token } = await issueResetToken(store, 'alice');
+    assert.equal(await consumeResetToken(store, 'alice', make(token)), false);
+    assert.equal(await consumeResetToken(store, 'alice', token), true);
+  });
+}
+
+test('P-9: at most maxPerUser live tokens; issuing one more drops the oldest', async (t) => {
+  const { store } = await storeWith(t, 'alice');
+  const tokens: string[] = [];
+  for (let i = 0; i < 4; i++) tokens.push((await issueResetToken(store, 'alice', { maxPerUser: 3 })).token);
+  assert.equal(store.get('alice')?.resetTokens?.length, 3);
+  assert.equal(await consumeResetToken(store, 'alice', tokens[0]!), false);
+  for (const token of tokens.slice(1)) assert.equal(await consumeResetToken(store, 'alice', token), true);
+});
+
+test('P-7: clearing resetTokens in the password-change update kills every outstanding token', async (t) => {
+  const { store } = await storeWith(t, 'alice');
+  const { token } = await issueResetToken(store, 'alice');
+  await store.update('alice', (current) => ({ next: { ...current!, hash: 'new', resetTokens: [] }, result: undefined }));
+  assert.equal(await consumeResetToken(store, 'alice', token), false);
+});
+
+const badOptions: ReadonlyArray<readonly [label: string, options: Record<string, unknown>]> = [
+  ['ttlMs 0', { ttlMs: 0 }],
+  ['ttlMs over 24 hours', { ttlMs: 24 * 60 * MINUTE + 1 }],
+  ['ttlMs fractional', { ttlMs: 1.5 }],
+  ['maxPerUser 0', { maxPerUser: 0 }],
+  ['now not a function', { now: 5 }],
+];
+
+for (const [label, options] of badOptions) {
+  test(`P-9: issueResetToken refuses ${label} (ERR_INVALID_OPTION)`, async (t) => {
+    const { store } = await storeWith(t, 'alice');
+    await assert.rejects(issueResetToken(store, 'alice', options), { code: 'ERR_INVALID_OPTION' });
+  });
+}
