@@ -132,7 +132,9 @@ async function serve(flags: Flags, io: CliIO): Promise<number> {
     await service.listen();
   } catch (error) {
     await service.close().catch(() => {});
-    throw new Error(`cannot start: ${describe(error)}`);
+    const code = (error as { code?: unknown }).code;
+    const what = typeof code === 'string' && code.startsWith('ERR_OSSL') ? 'the certificate or key is not usable: ' : '';
+    throw new Error(`cannot start: ${what}${describe(error)}`);
   }
   const signal = await (io.stopSignal ?? processSignal());
   io.stdout.write(JSON.stringify({ time: new Date().toISOString(), level: 'info', msg: 'stopping', signal }) + '\n');

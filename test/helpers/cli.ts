@@ -1,0 +1,70 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+/** The compiled command (C-1): `npm test` builds dist/ first. */
+export const BIN = fileURLToPath(new URL('../../dist/bin/httpskit.js', import.meta.url));
+
+export interface RunResult {
+  readonly code: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/** Runs the command to completion with `input` on stdin. */
+export function run(args: readonly string[], options: { input?: string; env?: NodeJS.ProcessEnv; cwd?: string; bin?: string } = {}): Promise<RunResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [options.bin ?? BIN, ...args], {
+      cwd: options.cwd,
+      env: { ...cleanEnv(), ...options.env },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+    child.stdin.end(options.input ?? '');
+  });
+}
+
+/** Starts `serve` and resolves with the URL from its startup line. */
+export function serve(args: readonly string[], options: { env?: NodeJS.ProcessEnv; cwd?: string; bin?: string } = {}): Promise<{ child: ChildProcess; url: string; output: () => { stdout: string; stderr: string } }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [options.bin ?? BIN, 'serve', ...args], {
+      cwd: options.cwd,
+      env: { ...cleanEnv(), ...options.env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    const output = () => ({ stdout, stderr });
+    child.stdout.on('data', (d) => {
+      stdout += d;
+      for (const line of stdout.split('\n')) {
+        if (!line.includes('"listening"')) continue;
+        try {
+          resolve({ child, url: (JSON.parse(line) as { url: string }).url, output });
+        } catch {
+          // partial line: wait for more
+        }
+      }
+    });
+    child.stderr.on('data', (d) => (stderr += d));
+    child.on('error', reject);
+    child.on('close', (code) => reject(new Error(`serve exited with ${code}: ${stderr}`)));
+  });
+}
+
+/** Waits for a child to exit and returns its code. */
+export function exited(child: ChildProcess): Promise<number | null> {
+  if (child.exitCode !== null) return Promise.resolve(child.exitCode);
+  return new Promise((resolve) => child.once('exit', (code) => resolve(code)));
+}
+
+/** The environment without our own HTTPSKIT_* variables, so the developer's shell can't leak into tests. */
+function cleanEnv(): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('HTTPSKIT_')) env[k] = v;
+  return env;
+}
