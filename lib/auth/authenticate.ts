@@ -125,6 +125,7 @@ export function createAuthenticator(o: AuthenticatorOptions) {
     async authenticate(ctx: RequestContext, target: string | undefined): Promise<Authenticated> {
       const header = ctx.headers.authorization;
       if (header === undefined || header.trim() === '') throw unauthorized();
+      await o.users.refresh();
       const scheme = header.trimStart().split(/[ \t]/, 1)[0]?.toLowerCase();
       if (scheme === 'basic') return basic(header, ctx);
       if (scheme === 'digest' && o.digest !== undefined) return digest(header, ctx);

@@ -63,6 +63,8 @@ export interface Users {
   remove(name: string): Promise<boolean>;
   list(): Promise<UserInfo[]>;
   get(name: string): UserRecord | undefined;
+  /** Picks up changes other processes (the CLI) made to the store. */
+  refresh(): Promise<void>;
   /** Every user's name, from memory (sorted). */
   names(): string[];
   issueResetToken(name: string): Promise<{ token: string; expiresAt: Date }>;
@@ -182,6 +184,7 @@ export function createUsers(o: UsersOptions): Users {
 
     get: (name) => o.store.get(name),
     names: () => o.store.list().map((r) => r.name),
+    refresh: () => o.store.refresh(),
 
     async issueResetToken(name) {
       const issued = await issueResetToken(o.store, name, { ttlMs: o.resetTokenTtlMs, now: o.now });

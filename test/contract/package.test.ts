@@ -1,0 +1,51 @@
+// How npx users get it: `npm pack` → install the tarball into an empty folder → run the command (C-1, A-1).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { readdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { fileURLToPath } from 'node:url';
+import { request } from '../helpers/https.js';
+import { exited, run, serve } from '../helpers/cli.js';
+import { tempDir } from '../helpers/tmp.js';
+
+const execFileP = promisify(execFile);
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+
+test('npm pack gives the compiled library, types and the command, and nothing else; it installs and runs', { timeout: 180_000 }, async (t) => {
+  const dir = await tempDir(t);
+  // --ignore-scripts: `npm test` has just built dist/; don't rebuild it under a parallel test run.
+  const { stdout } = await execFileP('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', dir], { cwd: ROOT });
+  const [info] = JSON.parse(stdout) as Array<{ filename: string; files: Array<{ path: string }> }>;
+  assert.ok(info);
+  const files = info.files.map((f) => f.path).sort();
+  for (const f of files) {
+    assert.match(f, /^(package\.json|README\.md|LICENSE|dist\/(lib|bin)\/.+\.(js|d\.ts)|dist\/assets\/.+)$/, f);
+  }
+  for (const must of ['dist/bin/httpskit.js', 'dist/lib/index.js', 'dist/lib/index.d.ts', 'dist/assets/common-passwords.txt', 'package.json', 'README.md']) {
+    assert.ok(files.includes(must), must);
+  }
+  assert.ok(!files.some((f) => f.startsWith('test/') || f.startsWith('lib/') || f.endsWith('.ts') && !f.endsWith('.d.ts')));
+
+  const app = join(dir, 'app');
+  await execFileP('mkdir', ['-p', app]);
+  await writeFile(join(app, 'package.json'), JSON.stringify({ name: 'app', version: '1.0.0', private: true, type: 'module' }));
+  await execFileP('npm', ['install', '--no-audit', '--no-fund', '--offline', join(dir, info.filename)], { cwd: app });
+  assert.deepEqual((await readdir(join(app, 'node_modules'))).filter((n) => !n.startsWith('.')), ['httpskit'], 'zero run-time dependencies');
+  const bin = join(app, 'node_modules', '.bin', 'httpskit');
+  const help = await run(['--help'], { bin, cwd: app });
+  assert.equal(help.code, 0);
+  assert.match(help.stdout, /Usage: httpskit/);
+  const { child, url } = await serve(['--port', '0', '--scrypt-ln', '10'], { bin, cwd: app });
+  t.after(() => child.kill('SIGKILL'));
+  const ca = (await import('node:fs/promises')).readFile(join(app, 'certs', 'localhost-cert.pem'));
+  const r = await request(`${url}/api/something.xml?param1=npx`, { ca: await ca });
+  assert.equal(r.status, 200);
+  child.kill('SIGINT');
+  assert.equal(await exited(child), 0);
+  // The library entry resolves with its types from the installed package.
+  await writeFile(join(app, 'check.mjs'), "import { createService, toXml } from 'httpskit'; console.log(typeof createService, toXml({a:1},{root:'r',declaration:false}));");
+  const check = await execFileP(process.execPath, ['check.mjs'], { cwd: app });
+  assert.equal(check.stdout.trim(), 'function <r><a>1</a></r>');
+});
