@@ -1,0 +1,19 @@
+// The bodies every server under test sends for GET /api/something?param1=hello, byte for byte
+// what httpskit sends (N-9), so the peers do the same work on the wire.
+export const JSON_BODY = '{"param1":"hello"}';
+export const XML_BODY = '<?xml version="1.0" encoding="UTF-8"?><something><param1>hello</param1></something>';
+
+/** The offered types in server order (N-3), for the peers that negotiate with `negotiator`. */
+export const OFFERED = ['application/json', 'application/xml', 'text/xml'] as const;
+
+/** Options a server child receives as JSON in argv[2]. */
+export interface ServerArgs {
+  readonly certFile: string;
+  readonly keyFile: string;
+  /** Log one JSON line per request to stdout (the parent points stdout at /dev/null). */
+  readonly log: boolean;
+  /** httpskit only: the store file. */
+  readonly store?: string;
+  /** httpskit only: scrypt cost (default: the service's default, N=2^17). */
+  readonly scrypt?: { readonly ln: number; readonly r: number; readonly p: number };
+}

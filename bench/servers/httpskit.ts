@@ -1,0 +1,30 @@
+// Server under test: httpskit itself, as an embedder would start it (createService + listen),
+// HTTPS and plain HTTP on free loopback ports. argv[2] is a ServerArgs JSON.
+import { readFileSync } from 'node:fs';
+import { createService, type ServiceOptions } from '../../lib/index.js';
+import type { ServerArgs } from './bodies.js';
+import { serveControl } from './control.js';
+
+const args = JSON.parse(process.argv[2] ?? '{}') as ServerArgs;
+const options: ServiceOptions = {
+  host: '127.0.0.1',
+  port: 0,
+  httpPort: 0,
+  cert: readFileSync(args.certFile),
+  key: readFileSync(args.keyFile),
+  ...(args.store === undefined ? {} : { store: args.store }),
+  ...(args.scrypt === undefined ? {} : { scrypt: args.scrypt }),
+  // log on: the default sink (one JSON line per request on stdout); off: no logger at all.
+  ...(args.log ? {} : { log: false }),
+};
+const service = createService(options);
+const { url, httpUrl } = await service.listen();
+serveControl(
+  { kind: 'ready', url, httpUrl: httpUrl ?? '' },
+  {
+    addUser: async (name: string, password: string) => {
+      await service.users.add(name, password);
+      return null;
+    },
+  },
+);
