@@ -1,0 +1,136 @@
+// The load generator: its own process (so its CPU is not the servers'), driven over IPC by run.ts.
+//   keepalive — autocannon, persistent connections, for a fixed time
+//   newconn   — every request on a new TLS connection (full handshake, no session resumption)
+//   probe     — a steady trickle of GETs on persistent connections, each timed, for latency under
+//               other work (the password section)
+import autocannon from 'autocannon';
+import { Agent, request } from 'node:https';
+import { connect } from 'node:tls';
+
+export type LoadRequest =
+  | { readonly id: number; readonly kind: 'keepalive'; readonly url: string; readonly headers: Readonly<Record<string, string>>; readonly connections: number; readonly seconds: number }
+  | { readonly id: number; readonly kind: 'newconn'; readonly url: string; readonly concurrency: number; readonly seconds: number }
+  | { readonly id: number; readonly kind: 'probe'; readonly url: string; readonly ratePerSecond: number; readonly seconds: number };
+
+export interface LoadResult {
+  /** Responses with a 2xx status. */
+  readonly ok: number;
+  /** Non-2xx responses and connection errors. */
+  readonly failed: number;
+  readonly seconds: number;
+  /** Latency of each 2xx response, ms, in completion order. */
+  readonly p50Ms: number;
+  readonly p99Ms: number;
+}
+
+export interface ProbeResult extends LoadResult {
+  /** Completion time (epoch ms) and latency (ms) of each response, for windowing by the parent. */
+  readonly samples: ReadonlyArray<readonly [at: number, latencyMs: number]>;
+}
+
+function percentile(values: Float64Array | number[], p: number): number {
+  if (values.length === 0) return Number.NaN;
+  const sorted = Float64Array.from(values).sort();
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] as number;
+}
+
+function keepalive(cmd: Extract<LoadRequest, { kind: 'keepalive' }>): Promise<LoadResult> {
+  return new Promise((resolve, reject) => {
+    // autocannon's histogram keeps whole milliseconds; record each latency ourselves for µs.
+    const latencies: number[] = [];
+    let failed = 0;
+    const instance = autocannon(
+      { url: cmd.url, headers: { ...cmd.headers }, connections: cmd.connections, pipelining: 1, duration: cmd.seconds },
+      (error, result) => {
+        if (error !== null && error !== undefined) {
+          reject(error);
+          return;
+        }
+        resolve({ ok: latencies.length, failed: failed + result.errors, seconds: result.duration, p50Ms: percentile(latencies, 50), p99Ms: percentile(latencies, 99) });
+      },
+    );
+    instance.on('response', (_client, status, _bytes, responseTime) => {
+      if (status >= 200 && status < 300) latencies.push(responseTime);
+      else failed++;
+    });
+  });
+}
+
+// Minimal HTTP/1.1 over a fresh TLS socket; "Connection: close" makes the server end it.
+async function newconn(cmd: Extract<LoadRequest, { kind: 'newconn' }>): Promise<LoadResult> {
+  const url = new URL(cmd.url);
+  const port = Number(url.port);
+  const head = `GET ${url.pathname}${url.search} HTTP/1.1\r\nHost: ${url.host}\r\nAccept: application/json\r\nConnection: close\r\n\r\n`;
+  const latencies: number[] = [];
+  let failed = 0;
+  const start = performance.now();
+  const deadline = start + cmd.seconds * 1000;
+  const one = (): Promise<void> =>
+    new Promise((resolve) => {
+      const t0 = performance.now();
+      let response = '';
+      const socket = connect({ host: url.hostname, port, rejectUnauthorized: false }, () => socket.write(head));
+      socket.setEncoding('latin1');
+      socket.on('data', (chunk: string) => (response += chunk));
+      socket.on('error', () => {});
+      socket.on('close', () => {
+        if (response.startsWith('HTTP/1.1 2')) latencies.push(performance.now() - t0);
+        else failed++;
+        resolve();
+      });
+    });
+  await Promise.all(
+    Array.from({ length: cmd.concurrency }, async () => {
+      while (performance.now() < deadline) await one();
+    }),
+  );
+  return { ok: latencies.length, failed, seconds: (performance.now() - start) / 1000, p50Ms: percentile(latencies, 50), p99Ms: percentile(latencies, 99) };
+}
+
+// Fixed-rate GETs (open loop: a slow response does not delay the next one) on a keep-alive agent.
+async function probe(cmd: Extract<LoadRequest, { kind: 'probe' }>): Promise<ProbeResult> {
+  const agent = new Agent({ keepAlive: true, maxSockets: 16, rejectUnauthorized: false });
+  const samples: Array<readonly [number, number]> = [];
+  let failed = 0;
+  const interval = 1000 / cmd.ratePerSecond;
+  const total = Math.round(cmd.seconds * cmd.ratePerSecond);
+  const start = performance.now();
+  const pending: Promise<void>[] = [];
+  for (let i = 0; i < total; i++) {
+    const due = start + i * interval;
+    const wait = due - performance.now();
+    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+    pending.push(
+      new Promise<void>((resolve) => {
+        const t0 = performance.now();
+        const req = request(cmd.url, { agent, headers: { accept: 'application/json' } }, (res) => {
+          res.resume();
+          res.on('end', () => {
+            if (res.statusCode === 200) samples.push([performance.timeOrigin + performance.now(), performance.now() - t0]);
+            else failed++;
+            resolve();
+          });
+        });
+        req.on('error', () => {
+          failed++;
+          resolve();
+        });
+        req.end();
+      }),
+    );
+  }
+  await Promise.all(pending);
+  agent.destroy();
+  const latencies = samples.map(([, ms]) => ms);
+  return { ok: samples.length, failed, seconds: (performance.now() - start) / 1000, p50Ms: percentile(latencies, 50), p99Ms: percentile(latencies, 99), samples };
+}
+
+process.on('message', (cmd: LoadRequest) => {
+  const run = cmd.kind === 'keepalive' ? keepalive(cmd) : cmd.kind === 'newconn' ? newconn(cmd) : probe(cmd);
+  run.then(
+    (result) => process.send?.({ id: cmd.id, result }),
+    (error: unknown) => process.send?.({ id: cmd.id, error: String(error) }),
+  );
+});
+process.on('disconnect', () => process.exit(0));
+process.send?.({ kind: 'ready' });
