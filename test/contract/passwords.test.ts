@@ -232,3 +232,35 @@ test('P-11 no password or Authorization value reaches the logs', async (t) => {
   const stored = await readFile(s.store, 'utf8').catch(() => '');
   for (const secret of secrets) assert.ok(!stored.includes(secret));
 });
+
+test('P-8 a full hashing queue answers 503 overloaded with Retry-After', async (t) => {
+  const s = await startService(t, { hashConcurrency: 1, hashQueueLimit: 0, scrypt: { ln: 14, r: 8, p: 1 } });
+  await s.service.users.add('alice', ALICE_PW);
+  const results = await Promise.all(
+    Array.from({ length: 6 }, (_, i) => put(s, 'alice', basic('alice', `wrong-guess-in-flight-${i}`), 'x')),
+  );
+  const statuses = results.map((r) => r.status);
+  assert.ok(statuses.includes(503), JSON.stringify(statuses));
+  const busy = results.find((r) => r.status === 503);
+  assert.equal(busy?.headers['retry-after'], '1');
+  assert.equal(JSON.parse(busy?.body ?? '{}').type, '/problems/overloaded');
+  for (const st of statuses) assert.ok(st === 401 || st === 503, String(st));
+});
+
+test('U-3 a hash below the configured cost is upgraded at the next successful login', async (t) => {
+  const weak = await startService(t, { scrypt: { ln: 10, r: 8, p: 1 } });
+  await weak.service.users.add('alice', ALICE_PW);
+  await weak.service.close();
+  const strong = await startService(t, { store: weak.store, scrypt: { ln: 11, r: 8, p: 1 } });
+  const { openStore } = await import('../../lib/users/store.js');
+  const before = await openStore(weak.store);
+  assert.match(before.get('alice')?.hash ?? '', /^\$scrypt\$ln=10,r=8,p=1\$/);
+  await before.close();
+  const wrong = await put(strong, 'alice', basic('alice', 'not-the-right-passphrase'), 'x');
+  assert.equal(wrong.status, 401);
+  assert.equal(await strong.service.users.verify('alice', ALICE_PW), true);
+  const after = await openStore(weak.store);
+  assert.match(after.get('alice')?.hash ?? '', /^\$scrypt\$ln=11,r=8,p=1\$/, 'upgraded');
+  await after.close();
+  assert.equal(await strong.service.users.verify('alice', ALICE_PW), true, 'and still verifies');
+});
