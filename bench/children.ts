@@ -43,7 +43,10 @@ export class Child {
   async stop(): Promise<void> {
     if (this.#process.exitCode !== null || this.#process.signalCode !== null) return;
     const exited = new Promise<void>((resolve) => this.#process.once('exit', () => resolve()));
-    this.#process.kill('SIGTERM');
+    // Closing the IPC channel makes a bench child exit normally (so --cpu-prof gets written);
+    // a signal follows if it does not.
+    if (this.#process.connected) this.#process.disconnect();
+    else this.#process.kill('SIGTERM');
     const timer = setTimeout(() => this.#process.kill('SIGKILL'), 5_000);
     await exited;
     clearTimeout(timer);
@@ -78,10 +81,10 @@ export class ServerChild extends Child {
   }
 }
 
-function start(script: string, args: readonly string[], stdoutToDevNull: boolean): Promise<{ child: ChildProcess; ready: Record<string, unknown> }> {
+function start(script: string, args: readonly string[], stdoutToDevNull: boolean, execArgv: readonly string[] = []): Promise<{ child: ChildProcess; ready: Record<string, unknown> }> {
   // stdout goes to /dev/null (a request log still costs its JSON.stringify and write(2)); stderr is ours.
   const stdout = stdoutToDevNull ? openSync('/dev/null', 'w') : 'inherit';
-  const child = fork(join(BUILD_DIR, script), [...args], { stdio: ['ignore', stdout, 'inherit', 'ipc'], execArgv: [] });
+  const child = fork(join(BUILD_DIR, script), [...args], { stdio: ['ignore', stdout, 'inherit', 'ipc'], execArgv: [...execArgv] });
   return new Promise((resolve, reject) => {
     const onExit = (code: number | null): void => reject(new Error(`${script} exited with ${String(code)} before it was ready`));
     child.once('exit', onExit);
@@ -93,8 +96,8 @@ function start(script: string, args: readonly string[], stdoutToDevNull: boolean
 }
 
 /** Starts a server script from bench/servers with its ServerArgs; resolves when it listens. */
-export async function startServer(name: string, script: string, args: Readonly<Record<string, unknown>>): Promise<ServerChild> {
-  const { child, ready } = await start(join('bench', 'servers', script), [JSON.stringify(args)], true);
+export async function startServer(name: string, script: string, args: Readonly<Record<string, unknown>>, execArgv: readonly string[] = []): Promise<ServerChild> {
+  const { child, ready } = await start(join('bench', 'servers', script), [JSON.stringify(args)], true, execArgv);
   const message = ready as unknown as ReadyMessage;
   return new ServerChild(child, name, message.url, message.httpUrl);
 }

@@ -1,4 +1,4 @@
-import { AcceptScanner } from './accept.js';
+import { AcceptScanner } from './accept-scanner.js';
 import type { MediaRange } from './accept.js';
 
 export interface NegotiatorOptions {
