@@ -86,7 +86,7 @@ export function createService(options: ServiceOptions = {}): Service {
     config,
     async listen() {
       if (listeners !== undefined) throw new ServiceError('ERR_INVALID_OPTION', 'the service is already listening');
-      await ready();
+      await (await ready()).users.warmUp();
       let { cert, key } = config;
       if (cert === undefined || key === undefined) {
         const dev = await ensureDevCertificate(config.certDir);

@@ -19,7 +19,7 @@ export interface RequestContext {
 }
 
 export function createContext(req: IncomingMessage, id: string, trust: TrustProxy): RequestContext {
-  const target = req.url ?? '/';
+  const target = originForm(req.url ?? '/');
   const q = target.indexOf('?');
   const peer = req.socket.remoteAddress ?? '';
   const trusted = trust.isTrusted(peer);
@@ -36,6 +36,15 @@ export function createContext(req: IncomingMessage, id: string, trust: TrustProx
     headers: req.headers,
     readBody: (limit) => readBody(req, limit),
   };
+}
+
+/** RFC 9112 §3.2.2: a server must accept the absolute-form (`https://host/path?q`); use its path and query. */
+function originForm(target: string): string {
+  if (target.startsWith('/') || !/^https?:\/\//i.test(target)) return target;
+  const slash = target.indexOf('/', target.indexOf('//') + 2);
+  const query = target.indexOf('?', target.indexOf('//') + 2);
+  if (slash < 0 || (query >= 0 && query < slash)) return `/${query < 0 ? '' : target.slice(query)}`;
+  return target.slice(slash);
 }
 
 function stripMapped(address: string): string {

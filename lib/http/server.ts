@@ -12,6 +12,8 @@ export interface ListenerOptions {
   readonly requestTimeoutMs: number;
   readonly keepAliveTimeoutMs: number;
   readonly maxHeaderBytes: number;
+  /** HSTS max-age for responses the listener writes itself (T-4); false or absent: none. */
+  readonly hstsMaxAge?: number | false;
 }
 
 export interface Listeners {
@@ -49,9 +51,14 @@ export async function startListeners(options: ListenerOptions, handler: Handler)
     plain = createHttpServer(common, handler);
     servers.push(plain);
   }
+  const hsts = typeof options.hstsMaxAge === 'number' ? { 'Strict-Transport-Security': `max-age=${options.hstsMaxAge}` } : {};
+  https.on('clientError', clientErrorHandler(hsts));
+  plain?.on('clientError', clientErrorHandler({}));
   for (const server of servers) {
-    server.on('clientError', onClientError);
     server.on('tlsClientError', () => {});
+    // RFC 9110 §10.1.1 lets a server ignore an expectation it does not know; Node would answer
+    // 417 itself, without the T-4 headers or a problem body. The handler answers instead.
+    server.on('checkExpectation', handler);
   }
   try {
     await listen(https, options.port, options.host);
@@ -94,18 +101,41 @@ function origin(scheme: string, host: string, port: number): string {
   return `${scheme}://${shown}:${port}`;
 }
 
-/** Malformed requests that never reach a handler (bad framing, smuggling shapes, huge headers). */
-function onClientError(error: Error & { code?: string }, socket: Socket): void {
-  if (!socket.writable || (socket as Socket & { _httpMessage?: unknown })._httpMessage !== undefined) {
-    socket.destroy();
-    return;
-  }
-  const status = error.code === 'HPE_HEADER_OVERFLOW' ? 431 : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
-  const slug = status === 431 ? 'bad-request' : status === 408 ? 'bad-request' : 'bad-request';
-  const title = status === 431 ? 'Request Header Fields Too Large' : status === 408 ? 'Request Timeout' : 'Bad Request';
-  const body = JSON.stringify({ type: `/problems/${slug}`, title, status });
-  socket.end(
-    `HTTP/1.1 ${status} ${title}\r\nContent-Type: application/problem+json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
-      `X-Content-Type-Options: nosniff\r\nConnection: close\r\n\r\n${body}`,
-  );
+// T-4: what every response carries, including the ones written here.
+const SECURITY_HEADERS = { 'X-Content-Type-Options': 'nosniff', 'Content-Security-Policy': "default-src 'none'; frame-ancestors 'none'" } as const;
+
+/**
+ * Malformed requests that never reach a handler (bad framing, smuggling shapes, huge headers) get
+ * a problem response and a closed connection (RFC 9112 §6.3: 400, then close). llhttp reports
+ * some framing errors (a Transfer-Encoding other than chunked, a bad chunk) only after it has
+ * handed the request to the handler: that request's response, not yet started, carries the 400.
+ */
+function clientErrorHandler(extraHeaders: Readonly<Record<string, string>>): (error: Error & { code?: string }, socket: Socket) => void {
+  return (error, socket) => {
+    const status = error.code === 'HPE_HEADER_OVERFLOW' ? 431 : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
+    const title = status === 431 ? 'Request Header Fields Too Large' : status === 408 ? 'Request Timeout' : 'Bad Request';
+    const body = JSON.stringify({ type: '/problems/bad-request', title, status });
+    const headers = {
+      'Content-Type': 'application/problem+json; charset=utf-8',
+      'Content-Length': String(Buffer.byteLength(body)),
+      ...SECURITY_HEADERS,
+      ...extraHeaders,
+      'Cache-Control': 'no-store',
+      Connection: 'close',
+    };
+    // null once a response has finished on a kept-alive connection; a ServerResponse while one is in flight.
+    const inFlight = (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage ?? undefined;
+    if (!socket.writable || (inFlight !== undefined && (inFlight.headersSent || inFlight.req.complete))) {
+      // A response is on the wire, or the error is in a pipelined request behind one still being
+      // handled: nothing can be said without corrupting the stream.
+      socket.destroy();
+      return;
+    }
+    if (inFlight !== undefined) {
+      inFlight.writeHead(status, headers).end(body);
+      return;
+    }
+    const head = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`).join('');
+    socket.end(`HTTP/1.1 ${status} ${title}\r\n${head}\r\n${body}`);
+  };
 }

@@ -63,6 +63,8 @@ export interface Users {
   remove(name: string): Promise<boolean>;
   list(): Promise<UserInfo[]>;
   get(name: string): UserRecord | undefined;
+  /** Computes the dummy hash now, so the first unknown-user login costs what a wrong password does. */
+  warmUp(): Promise<void>;
   /** Picks up changes other processes (the CLI) made to the store. */
   refresh(): Promise<void>;
   /** Every user's name, from memory (sorted). */
@@ -185,6 +187,7 @@ export function createUsers(o: UsersOptions): Users {
     get: (name) => o.store.get(name),
     names: () => o.store.list().map((r) => r.name),
     refresh: () => o.store.refresh(),
+    warmUp: async () => void (await dummyHash()),
 
     async issueResetToken(name) {
       const issued = await issueResetToken(o.store, name, { ttlMs: o.resetTokenTtlMs, now: o.now });

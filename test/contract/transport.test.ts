@@ -178,3 +178,18 @@ test('T-3 plain HTTP listener is off by default', async (t) => {
   assert.equal(s.httpUrl, undefined);
   void basic;
 });
+
+test('L-2 RFC 9112 absolute-form request targets are served like origin-form', async (t) => {
+  const s = await startService(t, { httpPort: 0 });
+  const port = Number(new URL(s.httpUrl as string).port);
+  const out = await new Promise<string>((resolve) => {
+    const socket = netConnect(port, '127.0.0.1', () =>
+      socket.end(`GET http://127.0.0.1:${port}/api/something.json?param1=abs HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n`),
+    );
+    let text = '';
+    socket.on('data', (d) => (text += d.toString('latin1')));
+    socket.on('close', () => resolve(text));
+  });
+  assert.match(out, /^HTTP\/1\.1 200 /);
+  assert.ok(out.endsWith('{"param1":"abs"}'));
+});

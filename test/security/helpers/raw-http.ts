@@ -117,7 +117,7 @@ function decodeChunked(bytes: Buffer, start: number): { body: Buffer; next: numb
 /** One TLS connection used for one request at a time (keep-alive, no pipelining). */
 export class RawConnection {
   readonly #socket: TLSSocket;
-  #buffer = Buffer.alloc(0);
+  #buffer: Buffer = Buffer.alloc(0);
   #closed = false;
   #waiter: (() => void) | undefined;
 
