@@ -66,7 +66,8 @@ test('P-10 challenges: Basic, then Digest SHA-256 before MD5, qop="auth"', async
 });
 
 test('P-10 hand-built Digest: success, MD5, userhash, replay, wrong uri, wrong realm, malformed, stale', async (t) => {
-  const s = await startService(t, { digest: true });
+  const changes: Array<{ name: string; by: string | null; via: string }> = [];
+  const s = await startService(t, { digest: true, onPasswordChanged: ({ name, by, via }) => void changes.push({ name, by, via }) });
   await s.service.users.add('ivan', PW);
   const path = '/user/ivan/password';
   let password = PW;
@@ -80,6 +81,7 @@ test('P-10 hand-built Digest: success, MD5, userhash, replay, wrong uri, wrong r
   let np = next();
   const ok = await put(s, path, digestHeader({ user: 'ivan', password, realm: c.realm, nonce: c.nonce, opaque: c.opaque, uri: path }), np);
   assert.equal(ok.status, 204);
+  assert.deepEqual(changes[0], { name: 'ivan', by: 'ivan', via: 'digest' }, 'A-4 the event fires for Digest changes too');
   password = np;
   const replay = await put(s, path, digestHeader({ user: 'ivan', password, realm: c.realm, nonce: c.nonce, opaque: c.opaque, uri: path }), next());
   assert.equal(replay.status, 401, 'a replayed nonce count is refused');
