@@ -16,7 +16,7 @@ import { createSelector } from './representation/select.js';
 import { createRegistry } from './resources/registry.js';
 import { ensureDevCertificate } from './tls/dev-cert.js';
 import { isCommonPassword } from './users/common-passwords.js';
-import { createHashGate } from './users/hash-gate.js';
+import { createHashGate, GateFullError } from './users/hash-gate.js';
 import { openStore, type Store } from './users/store.js';
 import { createThrottle } from './users/throttle.js';
 import { createUsers, type Role, type UserInfo, type Users } from './users/users.js';
@@ -79,7 +79,19 @@ export function createService(options: ServiceOptions = {}): Service {
   });
 
   let listeners: Listeners | undefined;
-  const withUsers = async <T>(fn: (users: Users) => Promise<T>): Promise<T> => fn((await ready()).users);
+  // Library and CLI calls are the embedder's own: when the hashing queue is full they wait for
+  // room (HTTP callers get 503 instead), so a bulk import of users simply runs at the gate's pace.
+  const withUsers = async <T>(fn: (users: Users) => Promise<T>): Promise<T> => {
+    const { users } = await ready();
+    for (let delay = 5; ; delay = Math.min(delay * 2, 200)) {
+      try {
+        return await fn(users);
+      } catch (error) {
+        if (!(error instanceof GateFullError)) throw error;
+        await new Promise((resolve) => setTimeout(resolve, delay));
+      }
+    }
+  };
 
   return {
     handler,

@@ -60,13 +60,16 @@ export function createAuthenticator(o: AuthenticatorOptions) {
         'www-authenticate': challenges(),
       });
     }
-    gate(creds.name, ctx.address);
-    const record = await overloadSafe(() => o.users.verify(creds.name.normalize('NFC'), creds.password));
+    // One throttle key per account (P-8): the NFC form the store uses, or "jose\u0301" would get
+    // guesses of its own beside "jos\u00e9", and a name with k accents 2^k fresh windows.
+    const name = creds.name.normalize('NFC');
+    gate(name, ctx.address);
+    const record = await overloadSafe(() => o.users.verify(name, creds.password));
     if (record === undefined) {
-      o.throttle.fail(creds.name, ctx.address);
+      o.throttle.fail(name, ctx.address);
       throw unauthorized();
     }
-    o.throttle.succeed(creds.name);
+    o.throttle.succeed(name);
     return { caller: record.name, via: 'basic', password: creds.password };
   }
 

@@ -72,9 +72,10 @@ export function createRepresentationHandler(registry: Registry, selector: Select
     const body = selection.format === 'json' ? JSON.stringify(value) ?? 'null' : toXml(value, { root: target.name });
     const headers: Record<string, string> = { 'content-type': CONTENT_TYPES[selection.type] };
     // N-13, within reason: a long query would make these headers larger than clients accept.
-    const self = extensionPath(target, selection.format);
+    const query = linkQuery(target); // encoded once for Link and Content-Location
+    const self = extensionPath(target, selection.format, query);
     if (self.length <= MAX_LINK_LENGTH) {
-      headers['link'] = alternates(target, selection.type).join(', ');
+      headers['link'] = alternates(target, selection.type, query).join(', ');
       if (selection.byAccept) headers['content-location'] = self;
     }
     return {
@@ -88,21 +89,26 @@ export function createRepresentationHandler(registry: Registry, selector: Select
 }
 
 /** N-13: `Link: <…>; rel="alternate"; type="…"` for each representation other than `current`. */
-function alternates(target: ResourceTarget, current: MediaType | undefined): string[] {
+function alternates(target: ResourceTarget, current: MediaType | undefined, query = linkQuery(target)): string[] {
   const links: string[] = [];
-  if (current !== 'application/json') links.push(`<${extensionPath(target, 'json')}>; rel="alternate"; type="application/json"`);
+  if (current !== 'application/json') links.push(`<${extensionPath(target, 'json', query)}>; rel="alternate"; type="application/json"`);
   if (current !== 'application/xml' && current !== 'text/xml') {
-    links.push(`<${extensionPath(target, 'xml')}>; rel="alternate"; type="application/xml"`);
+    links.push(`<${extensionPath(target, 'xml', query)}>; rel="alternate"; type="application/xml"`);
   }
   return links;
 }
 
-/** The extension form's path with the query re-encoded, less `return_type` (it no longer decides). */
-function extensionPath(target: ResourceTarget, format: Format): string {
-  const pairs: string[] = [];
+/** The extension form's path with the query re-encoded (see linkQuery). */
+function extensionPath(target: ResourceTarget, format: Format, query = linkQuery(target)): string {
+  return `/api/${target.name}.${format}${query}`;
+}
+
+/** The query re-encoded, less `return_type` (it no longer decides): '' or '?k=v&…'. */
+function linkQuery(target: ResourceTarget): string {
+  let out = '';
   for (const [k, values] of target.query) {
     if (k === 'return_type') continue;
-    for (const v of values) pairs.push(`${encodeURIComponent(k)}=${encodeURIComponent(v)}`);
+    for (const v of values) out += `${out === '' ? '?' : '&'}${encodeURIComponent(k)}=${encodeURIComponent(v)}`;
   }
-  return `/api/${target.name}.${format}${pairs.length > 0 ? `?${pairs.join('&')}` : ''}`;
+  return out;
 }

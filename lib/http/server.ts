@@ -54,6 +54,10 @@ export async function startListeners(options: ListenerOptions, handler: Handler)
   const hsts = typeof options.hstsMaxAge === 'number' ? { 'Strict-Transport-Security': `max-age=${options.hstsMaxAge}` } : {};
   https.on('clientError', clientErrorHandler(hsts));
   plain?.on('clientError', clientErrorHandler({}));
+  // CONNECT asks for a tunnel, which this origin server never opens; without a listener Node
+  // would drop the connection without a word (RFC 9110 §9.3.6 lets us refuse with any 4xx).
+  https.on('connect', refuseConnect(hsts));
+  plain?.on('connect', refuseConnect({}));
   for (const server of servers) {
     server.on('tlsClientError', () => {});
     // RFC 9110 §10.1.1 lets a server ignore an expectation it does not know; Node would answer
@@ -125,17 +129,49 @@ function clientErrorHandler(extraHeaders: Readonly<Record<string, string>>): (er
     };
     // null once a response has finished on a kept-alive connection; a ServerResponse while one is in flight.
     const inFlight = (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage ?? undefined;
-    if (!socket.writable || (inFlight !== undefined && (inFlight.headersSent || inFlight.req.complete))) {
-      // A response is on the wire, or the error is in a pipelined request behind one still being
-      // handled: nothing can be said without corrupting the stream.
+    if (!socket.writable) {
       socket.destroy();
       return;
     }
     if (inFlight !== undefined) {
-      inFlight.writeHead(status, headers).end(body);
+      if (!inFlight.headersSent && !inFlight.req.complete) {
+        // The error is in this request's own body: its response carries the 400.
+        inFlight.writeHead(status, headers).end(body);
+      } else if (!inFlight.headersSent) {
+        // The error is in a request pipelined behind one still being handled: that one gets its
+        // answer, then the connection closes (RFC 9112 §9.3); the bad one gets none.
+        inFlight.shouldKeepAlive = false;
+      } else if (inFlight.writableFinished) {
+        socket.end();
+      } else {
+        inFlight.once('finish', () => socket.end());
+      }
       return;
     }
-    const head = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`).join('');
-    socket.end(`HTTP/1.1 ${status} ${title}\r\n${head}\r\n${body}`);
+    socket.end(rawResponse(status, title, headers, body));
   };
+}
+
+function refuseConnect(extraHeaders: Readonly<Record<string, string>>): (req: IncomingMessage, socket: Socket) => void {
+  return (_req, socket) => {
+    const allow = 'GET, HEAD, OPTIONS, PUT, POST';
+    const body = JSON.stringify({ type: '/problems/method-not-allowed', title: 'Method Not Allowed', status: 405, detail: `Allowed: ${allow}.` });
+    socket.on('error', () => socket.destroy());
+    socket.end(
+      rawResponse(405, 'Method Not Allowed', {
+        'Content-Type': 'application/problem+json; charset=utf-8',
+        'Content-Length': String(Buffer.byteLength(body)),
+        Allow: allow,
+        ...SECURITY_HEADERS,
+        ...extraHeaders,
+        'Cache-Control': 'no-store',
+        Connection: 'close',
+      }, body),
+    );
+  };
+}
+
+function rawResponse(status: number, title: string, headers: Readonly<Record<string, string>>, body: string): string {
+  const head = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`).join('');
+  return `HTTP/1.1 ${status} ${title}\r\n${head}\r\n${body}`;
 }

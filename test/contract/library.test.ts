@@ -158,3 +158,12 @@ test('A-3 the negotiator, the XML serializer and the problem helpers stand alone
     'negotiate', 'parseAccept', 'problem', 'renderProblem', 'toXml',
   ]);
 });
+
+test('A-1 library calls wait for the hashing gate instead of failing (bulk import)', async (t) => {
+  const dir = await tempDir(t);
+  const service = createService({ store: join(dir, 'users.json'), scrypt: FAST_SCRYPT, log: false, hashConcurrency: 1, hashQueueLimit: 0 });
+  t.after(() => service.close());
+  const names = Array.from({ length: 40 }, (_, i) => `bulk-user-${i}`);
+  await Promise.all(names.map((name) => service.users.add(name, 'sequoia-bulk-passphrase-1')));
+  assert.equal((await service.users.list()).length, 40);
+});

@@ -33,14 +33,21 @@ const b64 = (text: string | Uint8Array): string => Buffer.from(text).toString('b
 // encodeURIComponent throws on a lone surrogate; such a string has no UTF-8 form anyway.
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
 const percent = (s: string): string => encodeURIComponent(s.replace(LONE_SURROGATE, '\ufffd'));
-const junk = fc.string({ unit: 'binary', maxLength: 40 });
-const ascii = fc.string({ unit: 'binary-ascii', maxLength: 40 });
+/** Unicode without controls or spaces: hostile in content, not in framing. */
+const visible = fc.string({ unit: 'grapheme', maxLength: 30 }).map((v) => v.replace(/[\p{Cc}\s]/gu, '_'));
+const printable = fc.string({ unit: fc.integer({ min: 0x21, max: 0x7e }).map((c) => String.fromCharCode(c)), maxLength: 40 });
+// Control characters and bare CR/LF get a request refused before any handler sees it; keep them
+// rare so most requests reach the code behind the parser.
+const junk = fc.oneof({ weight: 4, arbitrary: visible }, { weight: 1, arbitrary: fc.string({ unit: 'binary', maxLength: 40 }) });
+const ascii = fc.oneof({ weight: 4, arbitrary: printable }, { weight: 1, arbitrary: fc.string({ unit: 'binary-ascii', maxLength: 40 }) });
 
 const segment = fc.oneof(
   { weight: 6, arbitrary: fc.constantFrom('api', 'user', 'something', 'something.json', 'something.xml', 'something.XML', 'something.yaml', 'something.', 'password', 'resetpassword', 'alice', 'root', 'ghost') },
   { weight: 4, arbitrary: fc.constantFrom('..', '.', '', '%2e%2e', '%2E', '%2F', '%2f', '%00', '%', '%z', '%zz', '%c3%28', '%ed%a0%80', '%F0%9F%98%80', '%C0%AF', 'caf%C3%A9', 'é', 'Å', '😀', '\u202e', 'a%2Fb', '%252f', '~', '*', ';', 'a;b=c', '\\', '%5c', '%3A', 'al%69ce', 'ALICE', 'alice%0a', 'alice%3Aroot') },
-  { weight: 2, arbitrary: fc.string({ unit: 'grapheme', maxLength: 10 }) },
-  { weight: 1, arbitrary: ascii },
+  { weight: 2, arbitrary: fc.string({ unit: 'grapheme', maxLength: 10 }).map(percent) },
+  { weight: 1, arbitrary: printable },
+  // Raw non-ASCII or control bytes in a target: the parser refuses them (400) before any handler.
+  { weight: 1, arbitrary: fc.oneof(visible, ascii) },
 );
 
 const path = fc.oneof(
@@ -59,11 +66,11 @@ const queryValue = fc.oneof(
   fc.constantFrom('json', 'xml', 'XML', 'Json', '', 'yaml', 'x%00', '%', '%zz', '%c3%28', '%ed%a0%80', '<', '&amp;', ']]>', '%EF%BF%BF', '%01', '%1b', 'a+b', '%F0%9F%98%80'),
   fc.string({ unit: 'grapheme', maxLength: 20 }).map(percent),
   fc.string({ unit: 'binary', maxLength: 20 }).map(percent),
-  junk,
+  printable,
 );
 const query = fc.oneof(
   { weight: 5, arbitrary: fc.array(fc.tuple(fc.constantFrom('param1', 'return_type', 'PARAM1', 'Return_Type', 'x', '', '%', 'param1[]'), queryValue), { maxLength: 4 }).map((pairs) => pairs.map(([k, v]) => `${k}=${v}`).join('&')) },
-  { weight: 1, arbitrary: junk },
+  { weight: 1, arbitrary: fc.oneof(printable, junk) },
   { weight: 1, arbitrary: fc.integer({ min: 7_900, max: 8_300 }).map((n) => `param1=${'q'.repeat(n)}`) },
 );
 
@@ -112,8 +119,9 @@ function authorization(known: Known): fc.Arbitrary<string> {
 }
 
 const contentType = fc.oneof(
-  fc.constantFrom('text/plain', 'text/plain; charset=utf-8', 'text/plain;charset=UTF-8', 'text/plain; charset="utf-8"', 'text/plain; charset=latin1', 'application/json', 'application/json; charset=utf-8', 'application/json; charset=utf-16', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', ';', 'text/', '', 'text/plain;', 'text/plain; charset', 'application/json;;', 'TEXT/PLAIN'),
-  junk,
+  { weight: 6, arbitrary: fc.constantFrom('text/plain', 'text/plain; charset=utf-8', 'text/plain;charset=UTF-8', 'text/plain; charset="utf-8"', 'text/plain; charset=latin1', 'application/json', 'application/json; charset=utf-8', 'application/json; charset=utf-16', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', ';', 'text/', '', 'text/plain;', 'text/plain; charset', 'application/json;;', 'TEXT/PLAIN') },
+  { weight: 1, arbitrary: visible },
+  { weight: 1, arbitrary: junk },
 );
 
 function body(known: Known): fc.Arbitrary<Uint8Array> {
@@ -136,23 +144,41 @@ function body(known: Known): fc.Arbitrary<Uint8Array> {
   );
 }
 
-const headerName = fc.oneof(fc.constantFrom('X-Forwarded-For', 'X-Forwarded-Proto', 'If-None-Match', 'Expect', 'Connection', 'Upgrade', 'Host', 'Content-Encoding', 'Range', 'Cookie', 'Accept-Charset', 'TE', 'Trailer'), fc.stringMatching(/^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,20}$/));
+const headerName = fc.oneof(fc.constantFrom('X-Forwarded-For', 'X-Forwarded-Proto', 'If-None-Match', 'Expect', 'Connection', 'Upgrade', 'Host', 'Content-Encoding', 'Range', 'Cookie', 'Accept-Charset', 'TE', 'Trailer', 'Accept', 'Authorization', 'Content-Type'), fc.stringMatching(/^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,20}$/));
 const headerValue = fc.oneof(
-  fc.constantFrom('', '*', '"x"', 'W/"x"', '100-continue', 'foo', 'close', 'keep-alive', 'upgrade', 'websocket', 'h2c', 'https', 'http', 'HTTPS', '203.0.113.9', '203.0.113.9, 127.0.0.1', '::1', 'unknown', 'bytes=0-1', 'gzip', 'trailers'),
-  fc.ipV4(),
-  fc.ipV6(),
-  junk,
+  { weight: 4, arbitrary: fc.constantFrom('', '*', '"x"', 'W/"x"', '100-continue', 'foo', 'close', 'keep-alive', 'upgrade', 'websocket', 'h2c', 'https', 'http', 'HTTPS', '203.0.113.9', '203.0.113.9, 127.0.0.1', '::1', 'unknown', 'bytes=0-1', 'gzip', 'trailers') },
+  { weight: 2, arbitrary: fc.oneof(fc.ipV4(), fc.ipV6()) },
+  { weight: 2, arbitrary: visible },
+  { weight: 1, arbitrary: junk },
 );
 
-function headers(known: Known): fc.Arbitrary<Array<[string, string]>> {
+/** `arbitrary`'s value with probability `p`, else undefined. */
+function maybe<T>(arbitrary: fc.Arbitrary<T>, p: number): fc.Arbitrary<T | undefined> {
+  return fc.oneof({ weight: Math.round(p * 100), arbitrary }, { weight: Math.round((1 - p) * 100), arbitrary: fc.constant(undefined) });
+}
+
+/** A kind of request; the numbers are how likely each part is present. */
+interface Shape {
+  readonly method: fc.Arbitrary<string>;
+  readonly path: fc.Arbitrary<string>;
+  readonly query: number;
+  readonly accept: number;
+  readonly authorization: number;
+  readonly contentTypes: number;
+  readonly contentType: fc.Arbitrary<string>;
+  readonly body: fc.Arbitrary<Uint8Array>;
+}
+
+function headers(known: Known, shape: Shape): fc.Arbitrary<Array<[string, string]>> {
   return fc
     .record({
-      host: fc.option(fc.oneof(fc.constant('localhost'), junk), { nil: undefined, freq: 8 }),
-      accept: fc.option(accept, { nil: undefined, freq: 3 }),
-      authorization: fc.option(authorization(known), { nil: undefined, freq: 3 }),
-      contentType: fc.option(contentType, { nil: undefined, freq: 3 }),
-      forwardedFor: fc.option(fc.oneof(fc.ipV4(), fc.ipV6(), junk), { nil: undefined, freq: 2 }),
-      extra: fc.array(fc.tuple(headerName, headerValue), { maxLength: 4 }),
+      host: fc.oneof({ weight: 12, arbitrary: fc.constant<string | undefined>('localhost') }, { weight: 1, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: visible }),
+      accept: maybe(accept, shape.accept),
+      authorization: maybe(authorization(known), shape.authorization),
+      contentType: maybe(shape.contentType, shape.contentTypes),
+      forwardedFor: maybe(fc.oneof({ weight: 6, arbitrary: fc.ipV4() }, { weight: 2, arbitrary: fc.ipV6() }, { weight: 1, arbitrary: visible }), 0.75),
+      extra: fc.oneof({ weight: 3, arbitrary: fc.constant([]) }, { weight: 1, arbitrary: fc.array(fc.tuple(headerName, headerValue), { maxLength: 4 }) }),
+      order: fc.boolean(),
     })
     .map((h) => {
       const list: Array<[string, string]> = [];
@@ -161,30 +187,79 @@ function headers(known: Known): fc.Arbitrary<Array<[string, string]>> {
       if (h.authorization !== undefined) list.push(['Authorization', h.authorization]);
       if (h.contentType !== undefined) list.push(['Content-Type', h.contentType]);
       if (h.forwardedFor !== undefined) list.push(['X-Forwarded-For', h.forwardedFor]);
-      return [...list, ...h.extra];
+      return h.order ? [...list, ...h.extra] : [...h.extra, ...list];
     });
 }
 
-const method = fc.oneof(
+const anyMethod = fc.oneof(
   { weight: 10, arbitrary: fc.constantFrom('GET', 'PUT', 'POST') },
   { weight: 3, arbitrary: fc.constantFrom('HEAD', 'OPTIONS', 'DELETE', 'PATCH', 'TRACE') },
   { weight: 1, arbitrary: fc.constantFrom('get', 'Put', 'CONNECT', 'PROPFIND', 'FOO', 'G ET', '', 'PUT\u0000', 'SEARCH', 'PRI') },
 );
+const usually = (likely: fc.Arbitrary<string>): fc.Arbitrary<string> => fc.oneof({ weight: 6, arbitrary: likely }, { weight: 1, arbitrary: anyMethod });
+
+function shapes(known: Known): Shape[] {
+  const anyBody = body(known);
+  return [
+    // Representations: GET/HEAD on /api/…, Accept-heavy, bodies rare.
+    {
+      method: usually(fc.constantFrom('GET', 'GET', 'GET', 'HEAD', 'OPTIONS')),
+      path: fc.oneof(
+        { weight: 3, arbitrary: fc.constantFrom('/api/something', '/api/something', '/api/something.json', '/api/something.xml', '/api/something/', '/api/something.XML', '/api/something.Json/') },
+        { weight: 2, arbitrary: fc.tuple(segment, fc.boolean()).map(([s, slash]) => `/api/${s}${slash ? '/' : ''}`) },
+      ),
+      query: 0.6,
+      accept: 0.8,
+      authorization: 0.1,
+      contentTypes: 0.1,
+      contentType: contentType,
+      body: fc.oneof({ weight: 8, arbitrary: fc.constant(new Uint8Array()) }, { weight: 1, arbitrary: anyBody }),
+    },
+    // PUT /user/{name}/password: credentials of every kind, text/plain mostly.
+    {
+      method: usually(fc.constant('PUT')),
+      path: fc.tuple(fc.oneof({ weight: 3, arbitrary: fc.constantFrom(...known.users, 'ghost') }, { weight: 2, arbitrary: segment }), fc.boolean()).map(([s, slash]) => `/user/${s}/password${slash ? '/' : ''}`),
+      query: 0.1,
+      accept: 0.3,
+      authorization: 0.9,
+      contentTypes: 0.85,
+      contentType: fc.oneof({ weight: 4, arbitrary: fc.constantFrom('text/plain', 'text/plain; charset=utf-8') }, { weight: 1, arbitrary: contentType }),
+      body: anyBody,
+    },
+    // POST /user/{name}/resetpassword/: JSON forms mostly.
+    {
+      method: usually(fc.constant('POST')),
+      path: fc.tuple(fc.oneof({ weight: 3, arbitrary: fc.constantFrom(...known.users, 'ghost') }, { weight: 2, arbitrary: segment }), fc.boolean()).map(([s, slash]) => `/user/${s}/resetpassword${slash ? '/' : ''}`),
+      query: 0.1,
+      accept: 0.3,
+      authorization: 0.2,
+      contentTypes: 0.85,
+      contentType: fc.oneof({ weight: 4, arbitrary: fc.constantFrom('application/json', 'application/json; charset=utf-8') }, { weight: 1, arbitrary: contentType }),
+      body: anyBody,
+    },
+    // Anything at all.
+    { method: anyMethod, path, query: 0.4, accept: 0.5, authorization: 0.5, contentTypes: 0.5, contentType, body: anyBody },
+  ];
+}
 
 export function hostileRequest(known: Known): fc.Arbitrary<HostileRequest> {
-  return fc.record({
-    method,
-    target: fc.tuple(path, fc.option(query, { nil: undefined, freq: 2 })).map(([p, q]) => (q === undefined ? p : `${p}?${q}`)),
-    version: fc.oneof({ weight: 30, arbitrary: fc.constant('HTTP/1.1') }, { weight: 1, arbitrary: fc.constantFrom('HTTP/1.0', 'HTTP/2.0', 'HTTP/1.2', 'HTTP/0.9', '', 'http/1.1') }),
-    headers: headers(known),
-    body: body(known),
-    framing: fc.oneof(
-      { weight: 12, arbitrary: fc.constant('length' as const) },
-      { weight: 2, arbitrary: fc.constantFrom('chunked' as const, 'none' as const) },
-      { weight: 1, arbitrary: fc.constantFrom('short' as const, 'long' as const, 'smuggle' as const, 'raw' as const) },
+  return fc.oneof(
+    ...shapes(known).map((shape) =>
+      fc.record({
+        method: shape.method,
+        target: fc.tuple(shape.path, maybe(query, shape.query)).map(([p, q]) => (q === undefined ? p : `${p}?${q}`)),
+        version: fc.oneof({ weight: 30, arbitrary: fc.constant('HTTP/1.1') }, { weight: 1, arbitrary: fc.constantFrom('HTTP/1.0', 'HTTP/2.0', 'HTTP/1.2', 'HTTP/0.9', '', 'http/1.1') }),
+        headers: headers(known, shape),
+        body: shape.body,
+        framing: fc.oneof(
+          { weight: 16, arbitrary: fc.constant<Framing>('length') },
+          { weight: 2, arbitrary: fc.constantFrom<Framing>('chunked', 'none') },
+          { weight: 1, arbitrary: fc.constantFrom<Framing>('short', 'long', 'smuggle', 'raw') },
+        ),
+        cuts: fc.array(fc.double({ min: 0, max: 1, noNaN: true }), { maxLength: 3 }),
+      }),
     ),
-    cuts: fc.array(fc.double({ min: 0, max: 1, noNaN: true }), { maxLength: 3 }),
-  });
+  );
 }
 
 /** True when the request goes on a connection of its own (its framing or version is not sound). */

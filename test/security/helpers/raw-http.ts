@@ -63,7 +63,13 @@ export function parseResponses(bytes: Buffer, methods: readonly string[], closed
     let next: number;
     const length = headers.get('content-length');
     const chunked = (headers.get('transfer-encoding') ?? []).join(',').toLowerCase().includes('chunked');
-    if (method === 'HEAD' || status === 204 || status === 304) {
+    const closing = (headers.get('connection') ?? []).some((v) => v.toLowerCase() === 'close');
+    if (method === 'HEAD' && closed && closing && length?.length === 1 && bytes.length - bodyStart === Number(length[0])) {
+      // A request that did not parse gets its 400 with a body even when it looked like a HEAD:
+      // the server cannot trust a method it could not read, and closes right after.
+      body = bytes.subarray(bodyStart);
+      next = bytes.length;
+    } else if (method === 'HEAD' || status === 204 || status === 304) {
       body = Buffer.alloc(0);
       next = bodyStart;
     } else if (chunked) {

@@ -1,0 +1,68 @@
+// Issue 5, concurrency (CONTRACT U-1, P-7, P-9): concurrent password changes lose nothing, the
+// store stays valid, and a reset token is single-use even when two requests race with it.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { verifyPassword } from '../../lib/users/password-hash.js';
+import { openStore } from '../../lib/users/store.js';
+import { basic, startService } from '../helpers/service.js';
+
+const INITIAL = 'lemon-initial-passphrase-1';
+
+test('U-1 100 concurrent changes, 50 for distinct users and 50 for one user: no lost update, the store is valid', async (t) => {
+  // A queue deep enough for all 100 at once: this test is about the store, not about overload (P-8).
+  const s = await startService(t, { hashQueueLimit: 200 });
+  const distinct = Array.from({ length: 50 }, (_, i) => `member${i}`);
+  for (const name of [...distinct, 'shared']) await s.service.users.add(name, INITIAL);
+
+  const put = (name: string, password: string) =>
+    s.fetch(`/user/${name}/password`, { method: 'PUT', headers: { authorization: basic(name, INITIAL), 'content-type': 'text/plain; charset=utf-8' }, body: password });
+  const own = distinct.map((name, i) => ({ name, password: `own-new-passphrase-${i}-${name.length}` }));
+  const contested = Array.from({ length: 50 }, (_, i) => `contested-new-passphrase-${i}`);
+  const [ownResults, contestedResults] = await Promise.all([
+    Promise.all(own.map(({ name, password }) => put(name, password))),
+    Promise.all(contested.map((password) => put('shared', password))),
+  ]);
+
+  assert.deepEqual(ownResults.map((r) => r.status), own.map(() => 204), 'every change of a distinct user is acknowledged');
+  const acknowledged = contested.filter((_, i) => contestedResults[i]?.status === 204);
+  const others = new Set(contestedResults.map((r) => r.status).filter((status) => status !== 204));
+  assert.ok(acknowledged.length >= 1, 'at least one change of the shared user is acknowledged');
+  // Later requests may find the initial password already changed: 401, then 429 (P-8). Never a 5xx.
+  for (const status of others) assert.ok(status === 401 || status === 429, `unexpected status ${status}`);
+  t.diagnostic(`shared user: ${acknowledged.length} of 50 changes acknowledged; others ${[...others].join(', ') || 'none'}`);
+
+  await s.service.close();
+  const store = await openStore(s.store);
+  t.after(() => store.close());
+  for (const { name, password } of own) {
+    const record = store.get(name);
+    assert.ok(record !== undefined && (await verifyPassword(password, record.hash)), `${name} has the password it was acknowledged for`);
+  }
+  const shared = store.get('shared');
+  assert.ok(shared !== undefined);
+  const matches = [];
+  for (const password of [INITIAL, ...contested]) if (await verifyPassword(password, shared.hash)) matches.push(password);
+  assert.equal(matches.length, 1);
+  assert.ok(acknowledged.includes(matches[0] as string), `the shared user's password (${matches[0]}) is one of those acknowledged`);
+  assert.equal(store.size, 51);
+});
+
+test('P-9 two concurrent uses of one reset token: exactly one succeeds (20 races)', async (t) => {
+  const s = await startService(t);
+  await s.service.users.add('dave', INITIAL);
+  for (let round = 0; round < 20; round++) {
+    const { token } = await s.service.users.issueResetToken('dave');
+    const passwords = [`token-race-${round}-first-passphrase`, `token-race-${round}-second-passphrase`];
+    const results = await Promise.all(
+      passwords.map((password) =>
+        s.fetch('/user/dave/password', { method: 'PUT', headers: { authorization: `Bearer ${token}`, 'content-type': 'text/plain' }, body: password }),
+      ),
+    );
+    const statuses = results.map((r) => r.status);
+    assert.deepEqual([...statuses].sort(), [204, 401], `round ${round}: ${statuses.join(', ')}`);
+    const loser = results.find((r) => r.status === 401);
+    assert.match(String(loser?.headers['www-authenticate']), /Bearer [^,]*,? *error="invalid_token"/);
+    const winner = passwords[statuses.indexOf(204)] as string;
+    assert.equal(await s.service.users.verify('dave', winner), true, `round ${round}: the winner's password is the one stored`);
+  }
+});

@@ -1,0 +1,168 @@
+// Issue 5, slow and hostile clients (CONTRACT L-1, L-2): connections that dribble headers or sit
+// idle do not stop others from being served, dribblers are cut at the header time-out, and
+// request-smuggling shapes get 400 and a closed connection, never a second request.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { connect, type TLSSocket } from 'node:tls';
+import { basic, startService, type Started } from '../helpers/service.js';
+import { exchangeOnce, RawConnection } from './helpers/raw-http.js';
+
+/** Opens `count` TLS connections, `parallel` handshakes at a time. */
+async function openMany(s: Started, count: number, parallel: number): Promise<TLSSocket[]> {
+  const port = Number(new URL(s.url).port);
+  const sockets: TLSSocket[] = [];
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: parallel }, async () => {
+      while (next < count) {
+        next++;
+        sockets.push(
+          await new Promise<TLSSocket>((resolve, reject) => {
+            const socket = connect({ host: '127.0.0.1', port, ca: s.ca, servername: 'localhost' }, () => resolve(socket));
+            socket.once('error', reject);
+          }),
+        );
+      }
+    }),
+  );
+  for (const socket of sockets) {
+    socket.on('error', () => {});
+    socket.resume();
+  }
+  return sockets;
+}
+
+test('L-1 200 connections sending headers a byte at a time do not stop a normal client; they are cut at the header time-out', async (t) => {
+  const headersTimeoutMs = 2_000;
+  const s = await startService(t, { headersTimeoutMs, requestTimeoutMs: 4_000 });
+  const slow = await openMany(s, 200, 25);
+  t.after(() => slow.forEach((socket) => socket.destroy()));
+  const request = `GET /api/something HTTP/1.1\r\nHost: localhost\r\nX-Pad: ${'a'.repeat(10_000)}`;
+  const closedAfter: number[] = [];
+  const started = performance.now();
+  let open = slow.length;
+  const allClosed = Promise.all(
+    slow.map(
+      (socket) =>
+        new Promise<void>((resolve) => {
+          socket.once('close', () => {
+            closedAfter.push(performance.now() - started);
+            open--;
+            resolve();
+          });
+        }),
+    ),
+  );
+  let at = 0;
+  const drip = setInterval(() => {
+    const byte = request[at++ % request.length] as string;
+    for (const socket of slow) if (socket.writable) socket.write(byte);
+  }, 50);
+  t.after(() => clearInterval(drip));
+
+  // A normal client, served while every dribbler is still connected.
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  const latencies: number[] = [];
+  for (let i = 0; i < 10; i++) {
+    const t0 = performance.now();
+    const r = await s.fetch(`/api/something.json?param1=normal-${i}`);
+    latencies.push(performance.now() - t0);
+    assert.equal(r.status, 200);
+  }
+  const openWhileServed = open;
+  assert.equal(openWhileServed, 200, 'the normal client was served while all 200 slow connections were open');
+
+  await allClosed;
+  clearInterval(drip);
+  const first = Math.min(...closedAfter);
+  const last = Math.max(...closedAfter);
+  t.diagnostic(`normal requests took ${Math.max(...latencies).toFixed(0)} ms at most; slow connections cut between ${first.toFixed(0)} and ${last.toFixed(0)} ms (header time-out ${headersTimeoutMs} ms)`);
+  assert.ok(first >= headersTimeoutMs - 100, `cut at ${first.toFixed(0)} ms, before the time-out`);
+  // L-1: a client past a time-out is disconnected within 2 s more (plus scheduling slack on a busy CI runner).
+  assert.ok(last <= headersTimeoutMs + 3_000, `the last slow connection was cut after ${last.toFixed(0)} ms`);
+  const after = await s.fetch('/api/something.json');
+  assert.equal(after.status, 200);
+});
+
+test('L-2 1,000 idle TLS connections do not stop service', async (t) => {
+  // Long time-outs, so the idle connections are still there while the normal client is served.
+  const s = await startService(t, { headersTimeoutMs: 60_000, requestTimeoutMs: 60_000, keepAliveTimeoutMs: 60_000 });
+  await s.service.users.add('alice', 'lemon-initial-passphrase-1');
+  const idle = await openMany(s, 1_000, 50);
+  t.after(() => idle.forEach((socket) => socket.destroy()));
+  const t0 = performance.now();
+  for (let i = 0; i < 10; i++) assert.equal((await s.fetch(`/api/something.xml?param1=${i}`)).status, 200);
+  const change = await s.fetch('/user/alice/password', {
+    method: 'PUT',
+    headers: { authorization: basic('alice', 'lemon-initial-passphrase-1'), 'content-type': 'text/plain' },
+    body: 'lemon-changed-passphrase-2',
+  });
+  assert.equal(change.status, 204);
+  const served = performance.now() - t0;
+  const stillOpen = idle.filter((socket) => !socket.destroyed).length;
+  t.diagnostic(`11 requests served in ${served.toFixed(0)} ms with ${stillOpen} idle TLS connections open`);
+  assert.equal(stillOpen, 1_000, 'the idle connections were all open while the others were served');
+});
+
+// RFC 9112 §6.1, §6.3: a message whose length cannot be determined reliably is answered 400 and
+// the connection closed; a request hidden behind the ambiguity must never be processed.
+const smuggled = 'GET /api/something.json?param1=smuggled HTTP/1.1\r\nHost: localhost\r\n\r\n';
+const shapes: ReadonlyArray<readonly [label: string, head: string, body: string]> = [
+  ['Content-Length and Transfer-Encoding', 'Content-Length: 4\r\nTransfer-Encoding: chunked', `0\r\n\r\n${smuggled}`],
+  ['Transfer-Encoding and Content-Length', 'Transfer-Encoding: chunked\r\nContent-Length: 40', `0\r\n\r\n${smuggled}`],
+  ['two different Content-Lengths', 'Content-Length: 4\r\nContent-Length: 40', `abcd${smuggled}`],
+  ['two equal Content-Lengths', 'Content-Length: 4\r\nContent-Length: 4', `abcd${smuggled}`],
+  ['a Content-Length list', 'Content-Length: 4, 4', `abcd${smuggled}`],
+  ['Content-Length with a sign', 'Content-Length: +4', `abcd${smuggled}`],
+  ['Content-Length in hex', 'Content-Length: 0x4', `abcd${smuggled}`],
+  ['two Transfer-Encoding fields', 'Transfer-Encoding: chunked\r\nTransfer-Encoding: chunked', `0\r\n\r\n${smuggled}`],
+  ['chunked not last', 'Transfer-Encoding: chunked, identity', `0\r\n\r\n${smuggled}`],
+  ['an unknown Transfer-Encoding', 'Transfer-Encoding: xchunked', `0\r\n\r\n${smuggled}`],
+  ['Transfer-Encoding: identity', 'Transfer-Encoding: identity', `0\r\n\r\n${smuggled}`],
+  ['whitespace before the colon', 'Transfer-Encoding : chunked\r\nContent-Length: 4', `0\r\n\r\n${smuggled}`],
+  ['an obs-folded Transfer-Encoding', 'Content-Length: 4\r\nX-Fold: a\r\n Transfer-Encoding: chunked', `0\r\n\r\n${smuggled}`],
+  ['a bad chunk size', 'Transfer-Encoding: chunked', `4x\r\nabcd\r\n0\r\n\r\n${smuggled}`],
+  ['an overflowing chunk size', 'Transfer-Encoding: chunked', `fffffffffffffffff\r\nabcd\r\n0\r\n\r\n${smuggled}`],
+];
+const routes = ['PUT /user/alice/password', 'POST /user/alice/resetpassword/', 'GET /api/something'] as const;
+
+test('L-2 request smuggling shapes get 400 and a closed connection; the hidden request is never served', async (t) => {
+  const s = await startService(t);
+  await s.service.users.add('alice', 'lemon-initial-passphrase-1');
+  const target = { host: '127.0.0.1', port: Number(new URL(s.url).port), ca: s.ca };
+  for (const route of routes) {
+    for (const [label, head, body] of shapes) {
+      const request = Buffer.from(`${route} HTTP/1.1\r\nHost: localhost\r\nAuthorization: ${basic('alice', 'lemon-initial-passphrase-1')}\r\nContent-Type: text/plain\r\n${head}\r\n\r\n${body}`);
+      const { responses, error } = await exchangeOnce(target, request, [route.split(' ')[0] as string, 'GET'], 10_000);
+      const where = `${route} with ${label}`;
+      assert.equal(error, undefined, where);
+      assert.deepEqual(responses.map((r) => r.status), [400], `${where}: one 400 and nothing else`);
+      const [response] = responses;
+      assert.equal(response?.headers.get('connection')?.[0]?.toLowerCase(), 'close', where);
+      assert.equal(response?.headers.get('x-content-type-options')?.[0], 'nosniff', where);
+      assert.match(response?.body.toString() ?? '', /"type":"\/problems\/bad-request"/, where);
+    }
+  }
+  assert.equal(await s.service.users.verify('alice', 'lemon-initial-passphrase-1'), true, 'no smuggled change went through');
+});
+
+test('L-2 a smuggling shape after a good request on a kept-alive connection: the good one is answered, the bad one gets 400, then close', async (t) => {
+  const s = await startService(t);
+  const target = { host: '127.0.0.1', port: Number(new URL(s.url).port), ca: s.ca };
+  const good = Buffer.from('GET /api/something.json?param1=first HTTP/1.1\r\nHost: localhost\r\n\r\n');
+  for (const [label, head, body] of shapes) {
+    const bad = Buffer.from(`POST /user/alice/resetpassword/ HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n${head}\r\n\r\n${body}`);
+    // One after the other: the second request arrives once the first response is complete.
+    const connection = await RawConnection.open(target);
+    t.after(() => connection.close());
+    const first = await connection.send(good, 'GET', 10_000);
+    assert.ok(!('closed' in first) && first.status === 200, label);
+    const second = await connection.send(bad, 'POST', 10_000);
+    assert.ok(!('closed' in second), `${label}: the second request is answered`);
+    assert.equal(second.status, 400, label);
+    // Pipelined: both at once. The good one still gets its 200; nothing else is served.
+    const { responses } = await exchangeOnce(target, Buffer.concat([good, bad]), ['GET', 'POST', 'GET'], 10_000);
+    assert.deepEqual(responses.map((r) => r.status).slice(0, 1), [200], `${label} (pipelined)`);
+    assert.ok(responses.every((r) => r.status !== 200 || r.body.toString().includes('first')), `${label} (pipelined): the hidden request was not served`);
+  }
+});
