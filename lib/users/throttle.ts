@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 // Failed-authentication throttling (CONTRACT P-8; NIST SP 800-63B-4 §3.2.2, OWASP
 // "exponential lockout"). Two tables, both bounded:
 // - per account (existing or not, so a 429 reveals nothing): after `accountFreeFailures`
@@ -84,7 +85,8 @@ export function createThrottle(options: ThrottleOptions = {}): Throttle {
   }
 
   return {
-    check(account, address) {
+    check(account, rawAddress) {
+      const address = addressKey(rawAddress);
       const t = now();
       let until = accounts.get(account)?.lockedUntil ?? 0;
       const times = addresses.get(address);
@@ -96,7 +98,8 @@ export function createThrottle(options: ThrottleOptions = {}): Throttle {
       return { ok: false, retryAfterSeconds: Math.max(1, Math.ceil((until - t) / 1000)) };
     },
 
-    fail(account, address) {
+    fail(account, rawAddress) {
+      const address = addressKey(rawAddress);
       const t = now();
       const failures = (accounts.get(account)?.failures ?? 0) + 1;
       touch(accounts, account, { failures, lockedUntil: failures >= freeFailures ? t + waitMs(failures) : 0 });
@@ -122,4 +125,19 @@ export function createThrottle(options: ThrottleOptions = {}): Throttle {
 function positive(value: number, name: string): number {
   if (Number.isSafeInteger(value) && value > 0) return value;
   throw new RangeError(`throttle: ${name} must be a positive integer, got ${String(value)}`);
+}
+
+/**
+ * The key an address is throttled under: IPv4 as is, IPv6 by its /64 prefix, because one host
+ * usually holds a whole /64 and could otherwise rotate through 2^64 addresses (RFC 7707 §2).
+ */
+export function addressKey(address: string): string {
+  const bare = address.split('%', 1)[0] ?? address;
+  if (isIP(bare) !== 6) return address;
+  const [head = '', tail] = bare.toLowerCase().split('::');
+  const front = head === '' ? [] : head.split(':');
+  const back = tail === undefined || tail === '' ? [] : tail.split(':');
+  const backGroups = back.reduce((n, g) => n + (g.includes('.') ? 2 : 1), 0);
+  const groups = tail === undefined ? front : [...front, ...Array<string>(Math.max(0, 8 - front.length - backGroups)).fill('0'), ...back];
+  return `${groups.slice(0, 4).map((g) => g.replace(/^0+(?=.)/, '')).join(':')}::/64`;
 }

@@ -152,3 +152,22 @@ for (const [label, options] of badOptions) {
     assert.throws(() => createThrottle(options), RangeError);
   });
 }
+
+test('P-8 IPv6 clients are throttled by their /64, IPv4 by the address', async () => {
+  const { addressKey, createThrottle } = await import('../../lib/users/throttle.js');
+  const cases: Array<[string, string]> = [
+    ['203.0.113.7', '203.0.113.7'],
+    ['2001:db8:1:2:3:4:5:6', '2001:db8:1:2::/64'],
+    ['2001:0db8:0001:0002::1', '2001:db8:1:2::/64'],
+    ['2001:db8::1', '2001:db8:0:0::/64'],
+    ['::1', '0:0:0:0::/64'],
+    ['fe80::1%eth0', 'fe80:0:0:0::/64'],
+    ['::ffff:192.0.2.1', '0:0:0:0::/64'],
+    ['2001:DB8:1:2::abcd', '2001:db8:1:2::/64'],
+  ];
+  for (const [address, key] of cases) assert.equal(addressKey(address), key, address);
+  const t = createThrottle({ addressMaxFailures: 3, now: () => 0 });
+  for (let i = 0; i < 3; i++) t.fail(`victim-${i}`, `2001:db8:1:2::${i + 1}`);
+  assert.equal(t.check('someone-else', '2001:db8:1:2:ffff::9').ok, false, 'a sibling address in the /64 is throttled too');
+  assert.equal(t.check('someone-else', '2001:db8:1:3::1').ok, true);
+});
