@@ -118,7 +118,8 @@ export function resolveConfig(options: ServiceOptions = {}): Config {
   const hashConcurrency = integer(o.hashConcurrency ?? poolSize, 'hashConcurrency', 1, 1024);
   if ((o.cert === undefined) !== (o.key === undefined)) invalid('cert and key must be given together');
   const realm = text(o.realm ?? 'httpskit', 'realm');
-  if (/["\\\p{Cc}]/u.test(realm)) invalid('realm cannot contain quotes, backslashes or control characters');
+  // Printable ASCII without '"' or '\\': sent as a quoted-string, and Digest clients hash its bytes.
+  if (!/^[\x20\x21\x23-\x5b\x5d-\x7e]+$/.test(realm)) invalid('realm must be printable ASCII without quotes or backslashes');
   const scrypt = o.scrypt ?? { ln: 17, r: 8, p: 1 };
   if (typeof scrypt !== 'object' || scrypt === null) invalid('scrypt must be an object { ln, r, p }');
   if (typeof scrypt.ln === 'number' && typeof scrypt.r === 'number' && 128 * 2 ** scrypt.ln * scrypt.r > 2 ** 30) {
@@ -155,7 +156,7 @@ export function resolveConfig(options: ServiceOptions = {}): Config {
       r: integer(scrypt.r, 'scrypt.r', 1, 64),
       p: integer(scrypt.p, 'scrypt.p', 1, 16),
     }),
-    resetTokenTtlMs: integer(o.resetTokenTtlMs ?? 900_000, 'resetTokenTtlMs', 1_000, 7 * 86_400_000),
+    resetTokenTtlMs: integer(o.resetTokenTtlMs ?? 900_000, 'resetTokenTtlMs', 1_000, 86_400_000),
     hashConcurrency,
     hashQueueLimit: integer(o.hashQueueLimit ?? hashConcurrency * 4, 'hashQueueLimit', 0, 100_000),
     headersTimeoutMs: integer(o.headersTimeoutMs ?? 10_000, 'headersTimeoutMs', 100, 600_000),

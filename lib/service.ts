@@ -6,7 +6,7 @@ import { computeHA1, createDigestAuth } from './auth/digest.js';
 import { openDigestVault, type DigestVault } from './auth/digest-vault.js';
 import { resolveConfig, type Config, type ServiceOptions } from './config.js';
 import { ServiceError } from './errors.js';
-import { createPasswordHandlers } from './handlers/password.js';
+import { createPasswordHandlers, requireTransport } from './handlers/password.js';
 import { createRepresentationHandler } from './handlers/representation.js';
 import { createDispatcher, type Handler } from './http/dispatch.js';
 import { createRouter } from './http/router.js';
@@ -58,13 +58,19 @@ export function createService(options: ServiceOptions = {}): Service {
   const throttle = createThrottle();
   const gate = createHashGate({ concurrency: config.hashConcurrency, queueLimit: config.hashQueueLimit });
   let parts: Promise<Parts> | undefined;
-  const ready = (): Promise<Parts> => (parts ??= open(config, log, throttle, gate));
+  // A failed open (locked or corrupt store) is not remembered: the next request tries again.
+  const ready = (): Promise<Parts> =>
+    (parts ??= open(config, log, throttle, gate).catch((error: unknown) => {
+      parts = undefined;
+      throw error;
+    }));
 
   const representation = createRepresentationHandler(createRegistry(config.resources), selector);
   const router = createRouter<Handler>({
     '/api/:resource': { GET: representation },
-    '/user/:name/password': { PUT: async (ctx, params) => (await ready()).put(ctx, params) },
-    '/user/:name/resetpassword': { POST: async (ctx, params) => (await ready()).post(ctx, params) },
+    // T-3 / P-1 first: a plain-HTTP password request is refused before the store is even opened.
+    '/user/:name/password': { PUT: async (ctx, params) => (requireTransport(ctx), (await ready()).put(ctx, params)) },
+    '/user/:name/resetpassword': { POST: async (ctx, params) => (requireTransport(ctx), (await ready()).post(ctx, params)) },
   });
   const securityHeaders = { 'x-content-type-options': 'nosniff', 'content-security-policy': "default-src 'none'; frame-ancestors 'none'" };
   const handler = createDispatcher({
@@ -98,7 +104,9 @@ export function createService(options: ServiceOptions = {}): Service {
     config,
     async listen() {
       if (listeners !== undefined) throw new ServiceError('ERR_INVALID_OPTION', 'the service is already listening');
-      await (await ready()).users.warmUp();
+      const { store, users } = await ready();
+      if (!config.digest) await dropDigestSecrets(store);
+      await users.warmUp();
       let { cert, key } = config;
       if (cert === undefined || key === undefined) {
         const dev = await ensureDevCertificate(config.certDir);
@@ -137,7 +145,6 @@ async function open(config: Config, log: Logger, throttle: ReturnType<typeof cre
   const store = await openStore(config.store);
   let vault: DigestVault | undefined;
   if (config.digest) vault = await openDigestVault(config.digestKeyFile);
-  else await dropDigestSecrets(store);
   const users = createUsers({
     store,
     gate,
@@ -176,7 +183,11 @@ async function nonceSecret(keyFile: string): Promise<Buffer> {
   return Buffer.from(hkdfSync('sha256', await readFile(keyFile), Buffer.alloc(0), 'httpskit digest nonce', 32));
 }
 
-/** P-10: the Digest secrets exist only while Digest is on. */
+/**
+ * P-10: the Digest secrets exist only while Digest is on: a server that starts without it drops
+ * them. (Only a listening server: a CLI command without --digest must not wipe a running Digest
+ * server's secrets.)
+ */
 async function dropDigestSecrets(store: Store): Promise<void> {
   for (const record of store.list()) {
     if (record.digest === undefined) continue;

@@ -1,11 +1,11 @@
 import type { RequestContext } from '../http/context.js';
 import { HttpError, problem } from '../http/problem.js';
 import { GateFullError } from '../users/hash-gate.js';
-import type { Throttle } from '../users/throttle.js';
+import type { Attempt, Throttle } from '../users/throttle.js';
 import type { Users } from '../users/users.js';
 import { basicChallenge, parseBasic } from './basic.js';
 import { bearerChallenge, parseBearer } from './bearer.js';
-import { computeUserhash, parseDigest, type DigestAlgorithm, type DigestAuth } from './digest.js';
+import { computeUserhash, parseDigest, type DigestAlgorithm, type DigestAuth, type DigestParams } from './digest.js';
 import type { DigestVault } from './digest-vault.js';
 
 /** Who proved what: the caller's name and the scheme, plus what later steps may reuse. */
@@ -47,10 +47,11 @@ export function createAuthenticator(o: AuthenticatorOptions) {
       'retry-after': String(retryAfterSeconds),
     });
 
-  /** Throttle gate before any hashing (P-8). */
-  function gate(account: string, address: string): void {
-    const decision = o.throttle.check(account, address);
+  /** Throttle gate before any hashing (P-8): admits one attempt, to be settled by the caller. */
+  function gate(account: string, address: string): Attempt {
+    const decision = o.throttle.admit(account, address);
     if (!decision.ok) throw throttled(decision.retryAfterSeconds);
+    return decision.attempt;
   }
 
   async function basic(header: string, ctx: RequestContext): Promise<Authenticated> {
@@ -63,14 +64,18 @@ export function createAuthenticator(o: AuthenticatorOptions) {
     // One throttle key per account (P-8): the NFC form the store uses, or "jose\u0301" would get
     // guesses of its own beside "jos\u00e9", and a name with k accents 2^k fresh windows.
     const name = creds.name.normalize('NFC');
-    gate(name, ctx.address);
-    const record = await overloadSafe(() => o.users.verify(name, creds.password));
-    if (record === undefined) {
-      o.throttle.fail(name, ctx.address);
-      throw unauthorized();
+    const attempt = gate(name, ctx.address);
+    try {
+      const record = await overloadSafe(() => o.users.verify(name, creds.password));
+      if (record === undefined) {
+        attempt.fail();
+        throw unauthorized();
+      }
+      attempt.succeed();
+      return { caller: record.name, via: 'basic', password: creds.password };
+    } finally {
+      attempt.release();
     }
-    o.throttle.succeed(name);
-    return { caller: record.name, via: 'basic', password: creds.password };
   }
 
   function digest(header: string, ctx: RequestContext): Authenticated {
@@ -81,7 +86,15 @@ export function createAuthenticator(o: AuthenticatorOptions) {
       throw new HttpError(problem(400, 'bad-request', { detail: 'Malformed Digest credentials (RFC 7616).' }), { 'www-authenticate': challenges() });
     }
     const account = params.userhash ? (userhashes.resolve(params.username, params.algorithm) ?? params.username) : params.username;
-    gate(account, ctx.address);
+    const attempt = gate(account, ctx.address);
+    try {
+      return settleDigest(attempt, d, params, ctx);
+    } finally {
+      attempt.release();
+    }
+  }
+
+  function settleDigest(attempt: Attempt, d: NonNullable<AuthenticatorOptions['digest']>, params: DigestParams, ctx: RequestContext): Authenticated {
     const verdict = d.auth.verify(params, { method: ctx.method, uri: ctx.path + (ctx.rawQuery === undefined ? '' : `?${ctx.rawQuery}`) }, (username, userhash, algorithm) => {
       const name = userhash ? userhashes.resolve(username, algorithm) : username;
       const record = name === undefined ? undefined : o.users.get(name);
@@ -91,7 +104,7 @@ export function createAuthenticator(o: AuthenticatorOptions) {
     });
     switch (verdict.result) {
       case 'ok':
-        o.throttle.succeed(verdict.username);
+        attempt.succeed();
         return { caller: verdict.username, via: 'digest' };
       case 'stale':
         throw unauthorized({ stale: true });
@@ -100,22 +113,19 @@ export function createAuthenticator(o: AuthenticatorOptions) {
           'www-authenticate': challenges(),
         });
       case 'invalid':
-        o.throttle.fail(account, ctx.address);
+        attempt.fail();
         throw unauthorized();
     }
   }
 
   function bearer(header: string, target: string | undefined, ctx: RequestContext): Authenticated {
     const token = parseBearer(header);
-    if (token === undefined || token === 'malformed' || target === undefined) {
-      o.throttle.fail(target ?? '', ctx.address);
+    const attempt = gate(target ?? '', ctx.address);
+    if (token === undefined || token === 'malformed' || target === undefined || !o.users.hasResetToken(target, token)) {
+      attempt.fail();
       throw unauthorized({ bearer: true });
     }
-    gate(target, ctx.address);
-    if (!o.users.hasResetToken(target, token)) {
-      o.throttle.fail(target, ctx.address);
-      throw unauthorized({ bearer: true });
-    }
+    attempt.succeed();
     return { caller: target, via: 'token', token };
   }
 

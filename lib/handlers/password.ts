@@ -60,15 +60,19 @@ export function createPasswordHandlers(o: PasswordHandlerOptions) {
     const { oldpasswd, newpasswd } = parseForm(text);
     const target = targetName(params['name'] ?? '');
     const account = target ?? params['name'] ?? '';
-    o.auth.gate(account, ctx.address);
-    const record = target === undefined ? undefined : await overloadSafe(() => o.users.verify(target, oldpasswd));
-    if (record === undefined || target === undefined) {
-      o.throttle.fail(account, ctx.address);
-      // P-5: the old password is in the body, so no challenge is owed: 403, not 401.
-      throw new HttpError(problem(403, 'invalid-credentials', { detail: 'The user name or the old password is wrong.' }));
+    const attempt = o.auth.gate(account, ctx.address);
+    try {
+      const record = target === undefined ? undefined : await overloadSafe(() => o.users.verify(target, oldpasswd));
+      if (record === undefined || target === undefined) {
+        attempt.fail();
+        // P-5: the old password is in the body, so no challenge is owed: 403, not 401.
+        throw new HttpError(problem(403, 'invalid-credentials', { detail: 'The user name or the old password is wrong.' }));
+      }
+      attempt.succeed();
+    } finally {
+      attempt.release();
     }
-    o.throttle.succeed(account);
-    await change(target, newpasswd, { via: 'form', by: target, knownCurrent: oldpasswd });
+    await change(target as string, newpasswd, { via: 'form', by: target as string, knownCurrent: oldpasswd });
     return NO_CONTENT;
   }
 
@@ -97,7 +101,7 @@ export function createPasswordHandlers(o: PasswordHandlerOptions) {
 }
 
 /** P-1 / T-3: HTTPS only, and no query string (it would land in logs). Checked before anything else. */
-function requireTransport(ctx: RequestContext): void {
+export function requireTransport(ctx: RequestContext): void {
   if (!ctx.secure) {
     throw new HttpError(problem(403, 'https-required', { detail: 'Password operations are accepted only over HTTPS.' }), { connection: 'close' });
   }

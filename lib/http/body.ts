@@ -8,6 +8,8 @@ import { HttpError, problem } from './problem.js';
 export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
   const declared = req.headers['content-length'];
   if (declared !== undefined && Number(declared) > limit) return Promise.reject(tooLarge(limit));
+  // The body is read after authentication (P-0), so the client may already be gone.
+  if (req.destroyed || req.readableAborted) return Promise.reject(unreadable());
   return new Promise<Buffer>((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -16,6 +18,7 @@ export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
       req.off('end', onEnd);
       req.off('error', onError);
       req.off('aborted', onAborted);
+      req.off('close', onClose);
     };
     const onData = (chunk: Buffer): void => {
       size += chunk.length;
@@ -33,14 +36,22 @@ export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
     };
     const onError = (): void => {
       cleanup();
-      reject(new HttpError(problem(400, 'bad-request', { detail: 'The request body could not be read.' }), {}));
+      reject(unreadable());
     };
     const onAborted = onError;
+    const onClose = (): void => {
+      if (!req.complete) onError();
+    };
     req.on('data', onData);
     req.on('end', onEnd);
     req.on('error', onError);
     req.on('aborted', onAborted);
+    req.on('close', onClose);
   });
+}
+
+function unreadable(): HttpError {
+  return new HttpError(problem(400, 'bad-request', { detail: 'The request body could not be read.' }));
 }
 
 function tooLarge(limit: number): HttpError {

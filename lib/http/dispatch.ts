@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { randomBytes } from 'node:crypto';
+import { ServiceError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { parseFormat, type Format, type Selector } from '../representation/select.js';
 import { createContext, type RequestContext } from './context.js';
@@ -78,6 +79,11 @@ export function createDispatcher(options: DispatchOptions): (req: IncomingMessag
     if (error instanceof HttpError) {
       p = error.problem;
       headers = error.headers;
+    } else if (error instanceof ServiceError && (error.code === 'ERR_STORE_LOCKED' || error.code === 'ERR_STORE_WRITE' || error.code === 'ERR_STORE_CLOSED')) {
+      // The store is busy (another process holds the lock) or cannot write: nothing was changed.
+      log.warn('store unavailable', { id: ctx.id, code: error.code });
+      p = problem(503, 'overloaded', { detail: 'The user store is busy; nothing was changed. Retry shortly.' });
+      headers = { 'retry-after': '1' };
     } else {
       log.error('unhandled error', error, { id: ctx.id });
       p = problem(500, 'internal', { detail: `Something went wrong. Quote request id ${ctx.id} when reporting it.` });

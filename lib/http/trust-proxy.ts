@@ -30,9 +30,10 @@ export function parseTrustProxy(list: string | readonly string[]): TrustProxy {
   }
   return {
     isTrusted(address) {
+      if (entries.length === 0) return false; // the usual case, asked once per request: no parsing
       const plain = unmapIPv4(address);
       const family = isIP(plain);
-      if (family === 0 || entries.length === 0) return false;
+      if (family === 0) return false;
       return blocks.check(plain, family === 4 ? 'ipv4' : 'ipv6');
     },
   };

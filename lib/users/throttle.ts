@@ -1,4 +1,3 @@
-import { isIP } from 'node:net';
 // Failed-authentication throttling (CONTRACT P-8; NIST SP 800-63B-4 §3.2.2, OWASP
 // "exponential lockout"). Two tables, both bounded:
 // - per account (existing or not, so a 429 reveals nothing): after `accountFreeFailures`
@@ -8,7 +7,12 @@ import { isIP } from 'node:net';
 //   within `addressWindowMs` and the address waits until the oldest leaves the window.
 // Memory: each table keeps at most `maxEntries` keys and forgets the least recently
 // failed ones first. Flushing a victim's entry takes maxEntries fresh failures, each
-// a full scrypt and each counted against the attacker's own address.
+// counted against the attacker's own address (IPv6: its /64), so at most 50 per address
+// per window: 200 addresses for the default 10,000 entries.
+// Attempts in flight count as prospective failures (admit()), so concurrent guesses
+// cannot all pass one open window.
+
+import { isIP } from 'node:net';
 
 export interface ThrottleOptions {
   /** Clock in ms. @default Date.now */
@@ -29,7 +33,20 @@ export interface ThrottleOptions {
 
 export type ThrottleDecision = { ok: true } | { ok: false; retryAfterSeconds: number };
 
+/** One admitted attempt; settle it once with fail(), succeed() or release() (later calls do nothing). */
+export interface Attempt {
+  fail(): void;
+  succeed(): void;
+  /** Neither: the attempt ended without a verdict (overload, store error, stale nonce). */
+  release(): void;
+}
+
 export interface Throttle {
+  /**
+   * check() and, when allowed, reserve an in-flight attempt. Attempts in flight count as
+   * prospective failures, so concurrent guesses cannot all slip through one open window.
+   */
+  admit(account: string, address: string): { ok: true; attempt: Attempt } | { ok: false; retryAfterSeconds: number };
   /** Call before any hashing; a refusal is not itself a failure. */
   check(account: string, address: string): ThrottleDecision;
   /** Records a failed authentication. */
@@ -61,6 +78,14 @@ export function createThrottle(options: ThrottleOptions = {}): Throttle {
   const accounts = new Map<string, AccountEntry>();
   // The last `addressMaxFailures` failure times per address, oldest first.
   const addresses = new Map<string, number[]>();
+  // Attempts admitted and not yet settled, per account (bounded by the hashing gate's capacity).
+  const inFlight = new Map<string, number>();
+
+  function settle(account: string): void {
+    const n = (inFlight.get(account) ?? 0) - 1;
+    if (n > 0) inFlight.set(account, n);
+    else inFlight.delete(account);
+  }
 
   // Evicting a tenth at a time, not one key per insert: V8 leaves deleted Map
   // slots in place until it rehashes, so asking for the first key after each
@@ -84,7 +109,27 @@ export function createThrottle(options: ThrottleOptions = {}): Throttle {
     return Math.min(baseDelayMs * 2 ** Math.min(doublings, 40), maxDelayMs);
   }
 
-  return {
+  const throttle: Throttle = {
+    admit(account, address) {
+      const decision = throttle.check(account, address);
+      if (!decision.ok) return decision;
+      const pending = inFlight.get(account) ?? 0;
+      // At the threshold only one attempt at a time: its failure re-locks the account.
+      if (pending > 0 && (accounts.get(account)?.failures ?? 0) + pending >= freeFailures) return { ok: false, retryAfterSeconds: 1 };
+      inFlight.set(account, pending + 1);
+      let open = true;
+      const once = (fn: () => void) => () => {
+        if (!open) return;
+        open = false;
+        settle(account);
+        fn();
+      };
+      return {
+        ok: true,
+        attempt: { fail: once(() => throttle.fail(account, address)), succeed: once(() => throttle.succeed(account)), release: once(() => {}) },
+      };
+    },
+
     check(account, rawAddress) {
       const address = addressKey(rawAddress);
       const t = now();
@@ -120,6 +165,7 @@ export function createThrottle(options: ThrottleOptions = {}): Throttle {
       return { accounts: accounts.size, addresses: addresses.size };
     },
   };
+  return throttle;
 }
 
 function positive(value: number, name: string): number {

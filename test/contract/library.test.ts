@@ -137,6 +137,8 @@ test('A-1 options are validated once: every mistake is ERR_INVALID_OPTION', () =
     { trustProxy: 'not-an-ip' },
     { cert: 'x' },
     { realm: 'a"b' },
+    { realm: 'café' },
+    { resetTokenTtlMs: 2 * 86_400_000 },
     { scrypt: { ln: 23, r: 8, p: 1 } },
     { hstsMaxAge: -1 },
   ];
@@ -166,4 +168,20 @@ test('A-1 library calls wait for the hashing gate instead of failing (bulk impor
   const names = Array.from({ length: 40 }, (_, i) => `bulk-user-${i}`);
   await Promise.all(names.map((name) => service.users.add(name, 'sequoia-bulk-passphrase-1')));
   assert.equal((await service.users.list()).length, 40);
+});
+
+test('P-10 a library instance or CLI command without Digest leaves a Digest server’s secrets alone', async (t) => {
+  const dir = await tempDir(t);
+  const store = join(dir, 'users.json');
+  const on = createService({ store, scrypt: FAST_SCRYPT, log: false, digest: true });
+  await on.users.add('kim', 'walnut-initial-passphrase-1');
+  await on.close();
+  const off = createService({ store, scrypt: FAST_SCRYPT, log: false });
+  assert.equal((await off.users.list()).length, 1);
+  await off.users.issueResetToken('kim');
+  await off.close();
+  const { openStore } = await import('../../lib/users/store.js');
+  const reopened = await openStore(store);
+  assert.notEqual(reopened.get('kim')?.digest, undefined);
+  await reopened.close();
 });

@@ -264,3 +264,43 @@ test('U-3 a hash below the configured cost is upgraded at the next successful lo
   await after.close();
   assert.equal(await strong.service.users.verify('alice', ALICE_PW), true, 'and still verifies');
 });
+
+test('P-8 cheap failures (malformed Bearer) are throttled per address too', async (t) => {
+  const s = await startService(t);
+  const statuses: number[] = [];
+  for (let i = 0; i < 55; i++) {
+    const r = await s.fetch(`/user/u${i}/password`, { method: 'PUT', headers: { authorization: 'Bearer !!', 'content-type': 'text/plain' }, body: 'x' });
+    statuses.push(r.status);
+  }
+  assert.deepEqual([...new Set(statuses.slice(0, 50))], [401]);
+  assert.deepEqual([...new Set(statuses.slice(50))], [429]);
+});
+
+test('P-8 concurrent guesses cannot slip through one open window', async (t) => {
+  const s = await startService(t);
+  await s.service.users.add('alice', ALICE_PW);
+  const first = await Promise.all(Array.from({ length: 12 }, (_, i) => put(s, 'alice', basic('alice', `concurrent-guess-${i}`), 'x')));
+  const counts = (rs: Array<{ status: number }>) => rs.reduce<Record<number, number>>((m, r) => ({ ...m, [r.status]: (m[r.status] ?? 0) + 1 }), {});
+  assert.ok((counts(first)[401] ?? 0) <= 5, JSON.stringify(counts(first)));
+  await new Promise((r) => setTimeout(r, 1_100));
+  const second = await Promise.all(Array.from({ length: 12 }, (_, i) => put(s, 'alice', basic('alice', `later-guess-${i}`), 'x')));
+  assert.ok((counts(second)[401] ?? 0) <= 1, `after the window only one guess is checked: ${JSON.stringify(counts(second))}`);
+});
+
+test('T-3 a plain-HTTP password request is refused before the store is opened', async (t) => {
+  const { createService } = await import('../../lib/index.js');
+  const { writeFile } = await import('node:fs/promises');
+  const { tempDir } = await import('../helpers/tmp.js');
+  const { createServer } = await import('node:http');
+  const { request } = await import('../helpers/https.js');
+  const dir = await tempDir(t);
+  await writeFile(`${dir}/users.json`, 'not json');
+  const service = createService({ store: `${dir}/users.json`, log: false });
+  const server = createServer(service.handler);
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  t.after(() => server.close());
+  const port = (server.address() as import('node:net').AddressInfo).port;
+  const r = await request(`http://127.0.0.1:${port}/user/a/password`, { method: 'PUT', body: 'x' });
+  assert.equal(r.status, 403);
+  assert.equal(JSON.parse(r.body).type, '/problems/https-required');
+});
