@@ -109,8 +109,8 @@ export async function startLoad(): Promise<Child> {
 }
 
 /** Runs a compiled bench script to completion and parses the JSON it prints on stdout. */
-export function runJson<T>(script: string, args: readonly string[]): Promise<T> {
-  const child = fork(join(BUILD_DIR, 'bench', script), [...args, '--json'], { stdio: ['ignore', 'pipe', 'inherit', 'ipc'], execArgv: [] });
+export function runJson<T>(script: string, args: readonly string[], execArgv: readonly string[] = []): Promise<T> {
+  const child = fork(join(BUILD_DIR, 'bench', script), [...args, '--json'], { stdio: ['ignore', 'pipe', 'inherit', 'ipc'], execArgv: [...execArgv] });
   let out = '';
   child.stdout?.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
   return new Promise((resolve, reject) => {

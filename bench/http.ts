@@ -1,6 +1,7 @@
 // HTTP throughput sections: keep-alive (autocannon) and a new TLS connection per request.
 // The figure that decides is the server's CPU time per request, each server in its own process,
 // servers taking turns within a round (the starting one rotates), ratios taken round by round.
+import { readFileSync } from 'node:fs';
 import { request as httpsRequest } from 'node:https';
 import { request as httpRequest } from 'node:http';
 import type { Child, ServerChild } from './children.js';
@@ -28,21 +29,29 @@ export interface RoundFigure {
   readonly server: string;
   readonly round: number;
   readonly cpuMicros: number;
+  /** The kernel's part of cpuMicros. */
+  readonly systemMicros: number;
   readonly ok: number;
   readonly failed: number;
   readonly rps: number;
   readonly cpuPerRequestMicros: number;
   readonly p50Ms: number;
   readonly p99Ms: number;
+  /** Highest resident set size seen during the run (sampled from /proc every 100 ms), KiB. */
+  readonly peakRssKiB: number;
 }
 
 export interface ServerSummary {
   readonly cpuPerRequestMicros: number;
+  /** The kernel's part of it (system time), µs per request. */
+  readonly systemPerRequestMicros: number;
   readonly rps: number;
   readonly p50Ms: number;
   readonly p99Ms: number;
   readonly failed: number;
   readonly bodyMatches: boolean;
+  /** Highest RSS seen during this scenario's rounds, MiB. */
+  readonly peakRssMiB: number;
 }
 
 export interface Comparison {
@@ -76,7 +85,8 @@ export interface HttpRunOptions {
   readonly progress: (line: string) => void;
 }
 
-const SERVERS_KEEPALIVE = ['ceiling', 'httpskit', 'fastify', 'httpskit+log', 'fastify+log'] as const;
+// ceiling+headers and pipeline are diagnostic steps from the ceiling to httpskit (bench/servers/).
+const SERVERS_KEEPALIVE = ['ceiling', 'ceiling+headers', 'pipeline', 'httpskit', 'fastify', 'httpskit+log', 'fastify+log'] as const;
 
 /** The four keep-alive scenarios of the issue, and the new-connection one. */
 export function scenarios(): Scenario[] {
@@ -101,6 +111,9 @@ export function scenarios(): Scenario[] {
           ['httpskit+log', 'fastify+log', fastifyTarget],
           ['httpskit+log', 'httpskit', undefined],
           ['fastify', 'ceiling', undefined],
+          ['ceiling+headers', 'ceiling', undefined],
+          ['pipeline', 'ceiling+headers', undefined],
+          ['httpskit', 'pipeline', undefined],
         ],
       });
     }
@@ -112,9 +125,14 @@ export function scenarios(): Scenario[] {
     headers: {},
     expectedBody: JSON_BODY,
     mode: 'newconn',
-    servers: ['ceiling', 'httpskit'],
+    servers: ['ceiling', 'ceiling+headers', 'pipeline', 'httpskit'],
     // "We add nothing to the handshake": within measurement noise of the ceiling.
-    comparisons: [['httpskit', 'ceiling', 1.05]],
+    comparisons: [
+      ['httpskit', 'ceiling', 1.05],
+      ['ceiling+headers', 'ceiling', undefined],
+      ['pipeline', 'ceiling+headers', undefined],
+      ['httpskit', 'pipeline', undefined],
+    ],
   });
   return list;
 }
@@ -143,25 +161,29 @@ export async function runScenario(scenario: Scenario, servers: ReadonlyMap<strin
     for (const server of rotate(contenders, round)) {
       await sleep(100); // let the previous run's sockets close
       const before = await server.usage();
+      const watch = watchRss(server.pid);
       const result = await drive(server, options.seconds);
+      const peakRssKiB = watch.stop();
       const after = await server.usage();
       const cpuMicros = after.cpuMicros - before.cpuMicros;
       rounds.push({
         server: server.name,
         round,
         cpuMicros,
+        systemMicros: after.systemMicros - before.systemMicros,
         ok: result.ok,
         failed: result.failed,
         rps: result.ok / result.seconds,
         cpuPerRequestMicros: cpuMicros / result.ok,
         p50Ms: result.p50Ms,
         p99Ms: result.p99Ms,
+        peakRssKiB,
       });
     }
     const line = contenders
       .map((s) => {
         const r = rounds.find((x) => x.round === round && x.server === s.name);
-        return `${s.name} ${r?.cpuPerRequestMicros.toFixed(1)}µs`;
+        return `${s.name} ${r?.cpuPerRequestMicros.toFixed(1)}µs (sys ${((r?.systemMicros ?? 0) / (r?.ok ?? 1)).toFixed(1)})`;
       })
       .join('  ');
     options.progress(`  ${scenario.name} round ${round + 1}/${options.rounds}: ${line}`);
@@ -172,11 +194,13 @@ export async function runScenario(scenario: Scenario, servers: ReadonlyMap<strin
     const mine = rounds.filter((r) => r.server === server.name);
     summary[server.name] = {
       cpuPerRequestMicros: median(mine.map((r) => r.cpuPerRequestMicros)),
+      systemPerRequestMicros: median(mine.map((r) => r.systemMicros / r.ok)),
       rps: median(mine.map((r) => r.rps)),
       p50Ms: median(mine.map((r) => r.p50Ms)),
       p99Ms: median(mine.map((r) => r.p99Ms)),
       failed: mine.reduce((sum, r) => sum + r.failed, 0),
       bodyMatches: bodyMatches.get(server.name) ?? false,
+      peakRssMiB: Math.max(...mine.map((r) => r.peakRssKiB)) / 1024,
     };
   }
   const comparisons = scenario.comparisons.map(([ours, peer, target]): Comparison => {
@@ -191,6 +215,28 @@ export async function runScenario(scenario: Scenario, servers: ReadonlyMap<strin
     return { ours, peer, ratio, min, max, perRound, target, met: target === undefined ? undefined : ratio <= target };
   });
   return { name: scenario.name, proto: scenario.proto, path: scenario.path, headers: scenario.headers, mode: scenario.mode, servers: summary, comparisons, rounds };
+}
+
+/** Samples a process's resident set size (VmRSS) from outside it, so the server does no extra work. */
+function watchRss(pid: number): { stop(): number } {
+  let peak = 0;
+  const sample = (): void => {
+    try {
+      const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'latin1'));
+      if (m !== null) peak = Math.max(peak, Number(m[1]));
+    } catch {
+      // the process is gone; keep what was seen
+    }
+  };
+  sample();
+  const timer = setInterval(sample, 100);
+  return {
+    stop() {
+      clearInterval(timer);
+      sample();
+      return peak;
+    },
+  };
 }
 
 /** One GET from this process, to check every server sends the expected bytes. */

@@ -1,7 +1,7 @@
 // Users store benchmark (U-1 growth rule): the write of one password change at 100,000 users may
 // take at most twice what it takes at 10 users, and loading 100,000 users takes under a second.
 //
-//   node --import tsx bench/store-bench.ts [--dir DIR] [--updates N]
+//   node --import tsx bench/store-bench.ts [--dir DIR] [--updates N] [--json]
 //
 // Use --dir on the disk the store will live on: fsync on tmpfs costs nothing and hides the point.
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -75,11 +75,15 @@ function phc(i: number): string {
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  const { values } = parseArgs({ options: { dir: { type: 'string' }, updates: { type: 'string' } } });
+  const { values } = parseArgs({ options: { dir: { type: 'string' }, updates: { type: 'string' }, json: { type: 'boolean' } } });
   const rows = await runStoreBench({
     ...(values.dir === undefined ? {} : { dir: values.dir }),
     ...(values.updates === undefined ? {} : { updates: Number(values.updates) }),
   });
+  if (values.json === true) {
+    console.log(JSON.stringify(rows));
+    process.exit(0);
+  }
   console.log('users    load ms  update median ms  p90 ms  mean ms');
   for (const row of rows) {
     console.log(

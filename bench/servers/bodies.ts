@@ -16,4 +16,7 @@ export interface ServerArgs {
   readonly store?: string;
   /** httpskit only: scrypt cost (default: the service's default, N=2^17). */
   readonly scrypt?: { readonly ln: number; readonly r: number; readonly p: number };
+  /** httpskit only: hashes in flight and waiting (default: the service's defaults). */
+  readonly hashConcurrency?: number;
+  readonly hashQueueLimit?: number;
 }

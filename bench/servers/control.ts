@@ -3,6 +3,8 @@
 // event-loop delay figures. Messages are rare (a few per round), so they cost nothing measurable.
 import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
 
+const ELD_RESOLUTION_MS = 10;
+
 /** What a server child sends when it is listening. */
 export interface ReadyMessage {
   readonly kind: 'ready';
@@ -20,6 +22,8 @@ export type ControlRequest =
 export interface Usage {
   /** User + system CPU of the whole process, µs. */
   readonly cpuMicros: number;
+  /** The system (kernel) part of it, µs. */
+  readonly systemMicros: number;
   /** Peak resident set size so far (getrusage ru_maxrss), KiB. */
   readonly maxRssKiB: number;
   readonly rssKiB: number;
@@ -44,12 +48,12 @@ export function serveControl(ready: ReadyMessage, calls: Calls = {}): void {
     switch (raw.kind) {
       case 'usage': {
         const cpu = process.cpuUsage();
-        reply({ cpuMicros: cpu.user + cpu.system, maxRssKiB: process.resourceUsage().maxRSS, rssKiB: Math.round(process.memoryUsage.rss() / 1024) } satisfies Usage);
+        reply({ cpuMicros: cpu.user + cpu.system, systemMicros: cpu.system, maxRssKiB: process.resourceUsage().maxRSS, rssKiB: Math.round(process.memoryUsage.rss() / 1024) } satisfies Usage);
         return;
       }
       case 'eld-start':
         eld?.disable();
-        eld = monitorEventLoopDelay({ resolution: 10 });
+        eld = monitorEventLoopDelay({ resolution: ELD_RESOLUTION_MS });
         eld.enable();
         reply(null);
         return;
@@ -57,7 +61,9 @@ export function serveControl(ready: ReadyMessage, calls: Calls = {}): void {
         const h = eld;
         h?.disable();
         eld = undefined;
-        reply(h === undefined ? null : ({ p50Ms: h.percentile(50) / 1e6, p99Ms: h.percentile(99) / 1e6, maxMs: h.max / 1e6 } satisfies EventLoopDelay));
+        // The histogram holds whole intervals between timer ticks: the delay is what exceeds the resolution.
+        const delay = (ns: number): number => Math.max(0, ns / 1e6 - ELD_RESOLUTION_MS);
+        reply(h === undefined ? null : ({ p50Ms: delay(h.percentile(50)), p99Ms: delay(h.percentile(99)), maxMs: delay(h.max) } satisfies EventLoopDelay));
         return;
       }
       case 'call': {

@@ -14,6 +14,8 @@ const options: ServiceOptions = {
   key: readFileSync(args.keyFile),
   ...(args.store === undefined ? {} : { store: args.store }),
   ...(args.scrypt === undefined ? {} : { scrypt: args.scrypt }),
+  ...(args.hashConcurrency === undefined ? {} : { hashConcurrency: args.hashConcurrency }),
+  ...(args.hashQueueLimit === undefined ? {} : { hashQueueLimit: args.hashQueueLimit }),
   // log on: the default sink (one JSON line per request on stdout); off: no logger at all.
   ...(args.log ? {} : { log: false }),
 };
@@ -26,5 +28,6 @@ serveControl(
       await service.users.add(name, password);
       return null;
     },
+    hashConcurrency: async () => service.config.hashConcurrency,
   },
 );

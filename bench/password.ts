@@ -1,0 +1,131 @@
+// Password work: one change at the default scrypt cost (N=2^17, r=8, p=1), then the service's
+// responsiveness while 8 changes hash at once (event-loop delay inside the server, GET latency
+// seen by a client) against the same figures with nothing hashing, and the server's peak RSS.
+import { randomBytes } from 'node:crypto';
+import { request } from 'node:https';
+import type { Child, ServerChild } from './children.js';
+import type { ProbeResult } from './load.js';
+import type { EventLoopDelay } from './servers/control.js';
+import { median, percentile, sleep } from './stats.js';
+
+export interface PasswordResult {
+  /** Wall time of one PUT /user/NAME/password (verify the old, hash the new, store write), ms. */
+  readonly changeMs: readonly number[];
+  readonly changeMedianMs: number;
+  readonly concurrentChanges: number;
+  /** Wall time until all concurrent changes were answered, ms. */
+  readonly concurrentWallMs: number;
+  readonly statuses: readonly number[];
+  readonly idle: Responsiveness;
+  readonly busy: Responsiveness;
+  /** busy GET p99 / idle GET p99 (target at most 1.5). */
+  readonly getP99Ratio: number;
+  readonly rssBeforeMiB: number;
+  readonly peakRssMiB: number;
+  /** Hashes allowed in flight (the service's hashConcurrency) and the bound it implies: RSS before + 128 MiB each. */
+  readonly hashConcurrency: number;
+  readonly boundMiB: number;
+}
+
+export interface Responsiveness {
+  readonly eventLoop: EventLoopDelay;
+  readonly getP50Ms: number;
+  readonly getP99Ms: number;
+  readonly gets: number;
+}
+
+const newPassword = (): string => `bench ${randomBytes(12).toString('base64url')} pass`;
+
+function put(url: string, name: string, current: string, next: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      `${url}/user/${encodeURIComponent(name)}/password`,
+      {
+        method: 'PUT',
+        rejectUnauthorized: false,
+        agent: false,
+        headers: {
+          authorization: `Basic ${Buffer.from(`${name}:${current}`).toString('base64')}`,
+          'content-type': 'text/plain; charset=utf-8',
+        },
+      },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode ?? 0));
+      },
+    );
+    req.on('error', reject);
+    req.end(next);
+  });
+}
+
+export async function runPasswordBench(
+  server: ServerChild,
+  load: Child,
+  options: { concurrent: number; singleChanges: number; probeRate: number; idleSeconds: number; progress: (line: string) => void },
+): Promise<PasswordResult> {
+  const hashConcurrency = await server.call<number>('hashConcurrency');
+  const users = Array.from({ length: options.concurrent + 1 }, (_, i) => ({ name: `bench-user-${i}`, password: newPassword() }));
+  for (const user of users) await server.call('addUser', user.name, user.password);
+  const change = async (user: { name: string; password: string }): Promise<number> => {
+    const next = newPassword();
+    const status = await put(server.url, user.name, user.password, next);
+    if (status === 204) user.password = next;
+    return status;
+  };
+
+  // One change at a time.
+  const changeMs: number[] = [];
+  const solo = users[0]!;
+  for (let i = 0; i < options.singleChanges; i++) {
+    const start = performance.now();
+    const status = await change(solo);
+    if (status !== 204) throw new Error(`password change answered ${status}`);
+    changeMs.push(performance.now() - start);
+  }
+  options.progress(`  one change: ${changeMs.map((ms) => ms.toFixed(0)).join(', ')} ms`);
+  const rssBefore = (await server.usage()).rssKiB;
+
+  // Nothing hashing: GETs at a steady rate, event-loop delay sampled in the server.
+  const probeUrl = `${server.url}/api/something.json?param1=hello`;
+  await server.eldStart();
+  const idleProbe = await load.request<ProbeResult>({ kind: 'probe', url: probeUrl, ratePerSecond: options.probeRate, seconds: options.idleSeconds });
+  const idleLoop = await server.eldStop();
+
+  // The same, with `concurrent` changes started together once the probe runs.
+  const soloMs = median(changeMs);
+  const probeSeconds = Math.ceil(1 + (soloMs * options.concurrent * 2) / 1000 + 2);
+  const busyProbe = load.request<ProbeResult>({ kind: 'probe', url: probeUrl, ratePerSecond: options.probeRate, seconds: probeSeconds });
+  await sleep(1000);
+  await server.eldStart();
+  const windowStart = performance.timeOrigin + performance.now();
+  const statuses = await Promise.all(users.slice(1).map(change));
+  const windowEnd = performance.timeOrigin + performance.now();
+  const busyLoop = await server.eldStop();
+  const peak = (await server.usage()).maxRssKiB;
+  const probe = await busyProbe;
+  const inWindow = probe.samples.filter(([at]) => at >= windowStart && at <= windowEnd).map(([, ms]) => ms);
+  if (probe.samples.at(-1)?.[0] !== undefined && (probe.samples.at(-1)?.[0] as number) < windowEnd) {
+    options.progress('  warning: the GET probe ended before the changes did');
+  }
+  const idleLatencies = idleProbe.samples.map(([, ms]) => ms);
+  const idle: Responsiveness = { eventLoop: idleLoop, getP50Ms: percentile(idleLatencies, 50), getP99Ms: percentile(idleLatencies, 99), gets: idleLatencies.length };
+  const busy: Responsiveness = { eventLoop: busyLoop, getP50Ms: percentile(inWindow, 50), getP99Ms: percentile(inWindow, 99), gets: inWindow.length };
+  options.progress(
+    `  ${options.concurrent} changes at once: ${(windowEnd - windowStart).toFixed(0)} ms, statuses ${[...new Set(statuses)].join(',')}; GET p99 idle ${idle.getP99Ms.toFixed(2)} ms, busy ${busy.getP99Ms.toFixed(2)} ms`,
+  );
+  return {
+    changeMs,
+    changeMedianMs: soloMs,
+    concurrentChanges: options.concurrent,
+    concurrentWallMs: windowEnd - windowStart,
+    statuses,
+    idle,
+    busy,
+    getP99Ratio: busy.getP99Ms / idle.getP99Ms,
+    rssBeforeMiB: rssBefore / 1024,
+    peakRssMiB: peak / 1024,
+    hashConcurrency,
+    boundMiB: rssBefore / 1024 + hashConcurrency * 128,
+  };
+}

@@ -1,0 +1,154 @@
+// Turns the results into the ratio table (Markdown, printed and pasted into bench/README.md).
+import type { ScenarioResult } from './http.js';
+import type { NegotiationRow } from './negotiation.js';
+import type { PasswordResult } from './password.js';
+import type { XmlRow } from './xml.js';
+
+export interface StoreRow {
+  readonly users: number;
+  readonly loadMs: number;
+  readonly medianMs: number;
+  readonly p90Ms: number;
+  readonly meanMs: number;
+}
+
+export interface MemoryRow {
+  readonly server: string;
+  /** Highest RSS sampled during the keep-alive runs. */
+  readonly peakRssMiB: number;
+  /** getrusage's peak over the whole process life, start-up included. */
+  readonly lifetimePeakRssMiB: number;
+}
+
+export interface Results {
+  readonly machine: Readonly<Record<string, unknown>>;
+  readonly settings: Readonly<Record<string, unknown>>;
+  readonly http: readonly ScenarioResult[];
+  readonly memory: readonly MemoryRow[];
+  readonly negotiation: readonly NegotiationRow[] | undefined;
+  readonly xml: readonly XmlRow[] | undefined;
+  readonly password: readonly { readonly label: string; readonly result: PasswordResult }[];
+  readonly store: readonly StoreRow[] | undefined;
+}
+
+/** One line of the ratio table. `met` is undefined for figures shown for information. */
+export interface TableRow {
+  readonly benchmark: string;
+  readonly figure: string;
+  readonly value: string;
+  readonly target: string;
+  readonly met: boolean | undefined;
+}
+
+const f = (n: number, digits = 2): string => (Number.isFinite(n) ? n.toFixed(digits) : 'n/a');
+const mark = (met: boolean | undefined): string => (met === undefined ? '' : met ? 'yes' : '**no**');
+
+export function tableRows(results: Results): TableRow[] {
+  const rows: TableRow[] = [];
+  for (const scenario of results.http) {
+    for (const c of scenario.comparisons) {
+      rows.push({
+        benchmark: scenario.name,
+        figure: `CPU/request ${c.ours} ÷ ${c.peer}`,
+        value: `${f(c.ratio, 3)} (${f(c.min)}–${f(c.max)})`,
+        target: c.target === undefined ? '' : `≤ ${c.target.toFixed(2)}`,
+        met: c.met,
+      });
+    }
+  }
+  for (const m of results.memory) {
+    rows.push({
+      benchmark: 'memory, keep-alive runs',
+      figure: `peak RSS ${m.server} (lifetime peak, start-up included)`,
+      value: `${f(m.peakRssMiB, 1)} MiB (${f(m.lifetimePeakRssMiB, 1)})`,
+      target: m.server.startsWith('httpskit') ? '< 100 MiB' : '',
+      met: m.server.startsWith('httpskit') ? m.peakRssMiB < 100 : undefined,
+    });
+  }
+  for (const n of results.negotiation ?? []) {
+    rows.push({
+      benchmark: `negotiation: ${n.client}`,
+      figure: 'ns/call ours (cache, fresh strings) ÷ negotiator',
+      value: `${f(n.cachedRatio, 3)} (uncached ${f(n.uncachedRatio, 3)})`,
+      target: '≤ 0.25',
+      met: n.cachedRatio <= 0.25 && n.uncachedRatio <= 0.25,
+    });
+  }
+  for (const x of results.xml ?? []) {
+    rows.push({ benchmark: `XML: ${x.document}`, figure: 'time toXml ÷ JSON.stringify', value: f(x.oursOverJson), target: '≤ 2.5', met: x.oursOverJson <= 2.5 });
+    rows.push({ benchmark: `XML: ${x.document}`, figure: 'time fast-xml-parser ÷ toXml', value: f(x.fxpOverOurs, 1), target: '≥ 3', met: x.fxpOverOurs >= 3 });
+    rows.push({ benchmark: `XML: ${x.document}`, figure: 'time xmlbuilder2 ÷ toXml', value: f(x.xmlbuilder2OverOurs, 1), target: '', met: undefined });
+  }
+  for (const { label, result: p } of results.password) {
+    rows.push({ benchmark: `password (${label})`, figure: 'one change (verify + hash + store write)', value: `${f(p.changeMedianMs, 0)} ms`, target: '', met: undefined });
+    rows.push({
+      benchmark: `password (${label})`,
+      figure: `GET p99 during ${p.concurrentChanges} changes ÷ idle`,
+      value: `${f(p.getP99Ratio)} (${f(p.busy.getP99Ms)} / ${f(p.idle.getP99Ms)} ms)`,
+      target: '≤ 1.5',
+      met: p.getP99Ratio <= 1.5,
+    });
+    rows.push({
+      benchmark: `password (${label})`,
+      figure: 'event-loop delay p99 busy / idle',
+      value: `${f(p.busy.eventLoop.p99Ms)} / ${f(p.idle.eventLoop.p99Ms)} ms`,
+      target: '',
+      met: undefined,
+    });
+    const used = p.peakRssMiB - p.rssBeforeMiB;
+    rows.push({
+      benchmark: `password (${label})`,
+      figure: `peak RSS (${p.hashConcurrency} hash${p.hashConcurrency === 1 ? '' : 'es'} in flight at most)`,
+      value: `${f(p.peakRssMiB, 0)} MiB = ${f(p.rssBeforeMiB, 0)} + ${f(used, 0)}`,
+      target: `+ ≤ ${p.hashConcurrency} × 128 MiB + 16 MiB`,
+      met: used <= p.hashConcurrency * 128 + 16,
+    });
+  }
+  const store = results.store ?? [];
+  const small = store[0];
+  const large = store.at(-1);
+  if (small !== undefined && large !== undefined) {
+    for (const row of store) {
+      rows.push({ benchmark: `store, ${row.users.toLocaleString('en')} users`, figure: 'one change: store write median (p90)', value: `${f(row.medianMs)} ms (${f(row.p90Ms)})`, target: '', met: undefined });
+    }
+    const ratio = large.medianMs / small.medianMs;
+    rows.push({ benchmark: 'store growth', figure: `write at ${large.users.toLocaleString('en')} ÷ at ${small.users}`, value: f(ratio), target: '≤ 2', met: ratio <= 2 });
+    rows.push({ benchmark: 'store growth', figure: `load ${large.users.toLocaleString('en')} users at start-up`, value: `${f(large.loadMs, 0)} ms`, target: '< 1000 ms', met: large.loadMs < 1000 });
+  }
+  return rows;
+}
+
+export function markdownTable(rows: readonly TableRow[]): string {
+  const lines = ['| Benchmark | Figure | Result | Target | Met |', '|---|---|---|---|---|'];
+  for (const r of rows) lines.push(`| ${r.benchmark} | ${r.figure} | ${r.value} | ${r.target} | ${mark(r.met)} |`);
+  return lines.join('\n');
+}
+
+/** Per-server figures of each HTTP scenario (medians over rounds). */
+export function markdownServers(http: readonly ScenarioResult[]): string {
+  const lines = ['| Scenario | Server | CPU µs/request | of which kernel | req/s | p50 ms | p99 ms | failed | same bytes |', '|---|---|---|---|---|---|---|---|---|'];
+  for (const s of http) {
+    for (const [name, v] of Object.entries(s.servers)) {
+      lines.push(`| ${s.name} | ${name} | ${f(v.cpuPerRequestMicros, 1)} | ${f(v.systemPerRequestMicros, 1)} | ${f(v.rps, 0)} | ${f(v.p50Ms)} | ${f(v.p99Ms)} | ${v.failed} | ${v.bodyMatches ? 'yes' : '**no**'} |`);
+    }
+  }
+  return lines.join('\n');
+}
+
+export function markdownNegotiation(rows: readonly NegotiationRow[]): string {
+  const lines = ['| Client | ours, cached ns | ours, uncached ns | negotiator ns | same answer |', '|---|---|---|---|---|'];
+  for (const r of rows) {
+    lines.push(`| ${r.client} | ${f(r.cachedNs, 0)} | ${f(r.uncachedNs, 0)} | ${f(r.negotiatorNs, 0)} | ${r.sameAnswer ? `yes (${r.oursAnswer ?? '406'})` : `no: ours ${r.oursAnswer ?? '406'}, negotiator ${r.negotiatorAnswer ?? '406'}`} |`);
+  }
+  return lines.join('\n');
+}
+
+export function markdownXml(rows: readonly XmlRow[]): string {
+  const lines = ['| Document | toXml ns | JSON.stringify ns | xmlbuilder2 ns | fast-xml-parser ns | same document |', '|---|---|---|---|---|---|'];
+  for (const r of rows) {
+    lines.push(
+      `| ${r.document} (${r.bytes} B) | ${f(r.ns.httpskit, 0)} | ${f(r.ns['JSON.stringify'], 0)} | ${f(r.ns.xmlbuilder2, 0)} | ${f(r.ns['fast-xml-parser'], 0)} | ${Object.entries(r.sameDocument).map(([k, v]) => `${k}: ${v ? 'yes' : 'no'}`).join(', ')} |`,
+    );
+  }
+  return lines.join('\n');
+}

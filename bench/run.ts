@@ -1,0 +1,205 @@
+// `npm run bench`: every benchmark of bench/README.md in one run, on this machine, then the ratio
+// table (stdout) and the full results as JSON (bench/results/latest.json).
+//
+//   npm run bench [-- --quick] [--only http,tls,negotiation,xml,password,store] [--rounds N]
+//                 [--seconds S] [--cpu-prof]
+//
+// Servers under test and the load generator each run in their own process, from JavaScript
+// compiled here first (bench/results/build), so no loader sits in a measured process.
+import { execFileSync } from 'node:child_process';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg, release, tmpdir, totalmem } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { createSelfSignedCertificate } from '../lib/tls/dev-cert.js';
+import { BUILD_DIR, runJson, startLoad, startServer, type ServerChild } from './children.js';
+import { runScenario, scenarios, type ScenarioResult } from './http.js';
+import type { NegotiationRow } from './negotiation.js';
+import { runPasswordBench, type PasswordResult } from './password.js';
+import { summarizeProfile } from './profile.js';
+import { markdownNegotiation, markdownServers, markdownTable, markdownXml, tableRows, type MemoryRow, type Results, type StoreRow } from './report.js';
+import type { XmlRow } from './xml.js';
+
+const SECTIONS = ['negotiation', 'xml', 'store', 'http', 'tls', 'password'] as const;
+type Section = (typeof SECTIONS)[number];
+
+const ROOT = join(import.meta.dirname, '..');
+const RESULTS = join(import.meta.dirname, 'results');
+
+const { values } = parseArgs({
+  options: {
+    quick: { type: 'boolean', default: false },
+    only: { type: 'string' },
+    rounds: { type: 'string' },
+    seconds: { type: 'string' },
+    'cpu-prof': { type: 'boolean', default: false },
+  },
+});
+const quick = values.quick === true;
+const only = new Set((values.only ?? SECTIONS.join(',')).split(',').map((s) => s.trim()));
+for (const s of only) if (!(SECTIONS as readonly string[]).includes(s)) throw new Error(`unknown section "${s}"; known: ${SECTIONS.join(', ')}`);
+const wants = (s: Section): boolean => only.has(s);
+const settings = {
+  quick,
+  sections: [...only],
+  rounds: Number(values.rounds ?? (quick ? 3 : 8)),
+  seconds: Number(values.seconds ?? (quick ? 1 : 2)),
+  warmupSeconds: quick ? 0.5 : 1,
+  connections: 10,
+  negotiationRounds: quick ? 5 : 15,
+  negotiationCalls: quick ? 5_000 : 20_000,
+  xmlRounds: quick ? 5 : 15,
+  storeUpdates: quick ? 50 : 200,
+  passwordSingleChanges: quick ? 1 : 3,
+  passwordConcurrent: 8,
+  probeRate: 200,
+  idleSeconds: quick ? 3 : 5,
+  log: 'httpskit / fastify: no request log; httpskit+log / fastify+log: each one\'s default JSON request log on stdout, pointed at /dev/null',
+};
+const progress = (line: string): void => console.log(line);
+const started = Date.now();
+
+// 1. Compile lib/ and bench/ (type errors are reported, but what was emitted still runs).
+progress('building bench/results/build …');
+try {
+  execFileSync(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(ROOT, 'bench', 'tsconfig.json')], { stdio: 'inherit' });
+} catch {
+  progress('warning: tsc reported errors; running what it emitted');
+}
+cpSync(join(ROOT, 'assets'), join(BUILD_DIR, 'assets'), { recursive: true });
+
+const machine = {
+  cores: cpus().length,
+  cpuModel: cpus()[0]?.model ?? 'unknown',
+  memoryGiB: Math.round(totalmem() / 2 ** 30),
+  node: process.version,
+  openssl: process.versions.openssl,
+  v8: process.versions.v8,
+  kernel: release(),
+  loadAverageAtStart: loadavg().map((l) => Number(l.toFixed(2))),
+  date: new Date(started).toISOString(),
+};
+progress(`machine: ${machine.cores} × ${machine.cpuModel}, Node ${machine.node}, OpenSSL ${machine.openssl}, load ${machine.loadAverageAtStart.join(' ')}`);
+
+const work = mkdtempSync(join(tmpdir(), 'httpskit-bench-'));
+const { cert, key } = createSelfSignedCertificate();
+const certFile = join(work, 'cert.pem');
+const keyFile = join(work, 'key.pem');
+writeFileSync(certFile, cert);
+writeFileSync(keyFile, key, { mode: 0o600 });
+const profileDir = join(RESULTS, 'profiles');
+if (values['cpu-prof'] === true) rmSync(profileDir, { recursive: true, force: true });
+
+let negotiation: NegotiationRow[] | undefined;
+let xml: XmlRow[] | undefined;
+let store: StoreRow[] | undefined;
+const http: ScenarioResult[] = [];
+const memory: MemoryRow[] = [];
+const password: { label: string; result: PasswordResult }[] = [];
+
+try {
+  if (wants('negotiation')) {
+    progress('negotiation: httpskit createNegotiator vs negotiator …');
+    negotiation = await runJson<NegotiationRow[]>('negotiation.js', ['--rounds', String(settings.negotiationRounds), '--calls', String(settings.negotiationCalls)], ['--expose-gc']);
+  }
+  if (wants('xml')) {
+    progress('xml: toXml vs JSON.stringify, xmlbuilder2, fast-xml-parser …');
+    xml = await runJson<XmlRow[]>('xml.js', ['--rounds', String(settings.xmlRounds)], ['--expose-gc']);
+  }
+  if (wants('store')) {
+    progress('store: one change with 10, 10,000 and 100,000 users; load time …');
+    store = await runJson<StoreRow[]>('store-bench.js', ['--updates', String(settings.storeUpdates), '--dir', work]);
+  }
+  if (wants('http') || wants('tls')) {
+    const load = await startLoad();
+    const servers = new Map<string, ServerChild>();
+    try {
+      for (const [name, script, log] of [
+        ['ceiling', 'ceiling.js', false],
+        ['ceiling+headers', 'ceiling-headers.js', false],
+        ['pipeline', 'dispatch.js', false],
+        ['httpskit', 'httpskit.js', false],
+        ['fastify', 'fastify.js', false],
+        ['httpskit+log', 'httpskit.js', true],
+        ['fastify+log', 'fastify.js', true],
+      ] as const) {
+        const profile = values['cpu-prof'] === true && name.startsWith('httpskit') ? ['--cpu-prof', `--cpu-prof-dir=${join(profileDir, name)}`] : [];
+        servers.set(name, await startServer(name, script, { certFile, keyFile, log, store: join(work, `${name}.json`) }, profile));
+      }
+      const options = { rounds: settings.rounds, seconds: settings.seconds, warmupSeconds: settings.warmupSeconds, connections: settings.connections, progress };
+      for (const scenario of scenarios()) {
+        if (!wants(scenario.mode === 'keepalive' ? 'http' : 'tls')) continue;
+        progress(`${scenario.name} …`);
+        http.push(await runScenario(scenario, servers, load, options));
+      }
+      // Memory: each server's highest RSS during the keep-alive runs, and its lifetime peak
+      // (getrusage), which includes start-up (httpskit computes its dummy scrypt hash then: U-3).
+      for (const [name, server] of servers) {
+        const during = http.filter((s) => s.mode === 'keepalive').map((s) => s.servers[name]?.peakRssMiB ?? 0);
+        if (during.length > 0) memory.push({ server: name, peakRssMiB: Math.max(...during), lifetimePeakRssMiB: (await server.usage()).maxRssKiB / 1024 });
+      }
+    } finally {
+      for (const server of servers.values()) await server.stop();
+      await load.stop();
+    }
+  }
+  if (wants('password')) {
+    for (const [label, extra] of [
+      ['defaults', {}],
+      // One hash at a time leaves a core to the event loop on this 2-core machine.
+      ['hashConcurrency 1', { hashConcurrency: 1, hashQueueLimit: 32 }],
+    ] as const) {
+      progress(`password work (${label}) …`);
+      const load = await startLoad();
+      const server = await startServer('httpskit', 'httpskit.js', { certFile, keyFile, log: false, store: join(work, `password-${password.length}.json`), ...extra });
+      try {
+        password.push({
+          label,
+          result: await runPasswordBench(server, load, {
+            concurrent: settings.passwordConcurrent,
+            singleChanges: settings.passwordSingleChanges,
+            probeRate: settings.probeRate,
+            idleSeconds: settings.idleSeconds,
+            progress,
+          }),
+        });
+      } finally {
+        await server.stop();
+        await load.stop();
+      }
+    }
+  }
+} finally {
+  rmSync(work, { recursive: true, force: true });
+}
+
+const results: Results = { machine, settings: { ...settings, durationSeconds: Math.round((Date.now() - started) / 1000) }, http, memory, negotiation, xml, password, store };
+const rows = tableRows(results);
+const markdown = [
+  `Run of ${machine.date}: ${machine.cores} × ${machine.cpuModel}, Node ${machine.node}, OpenSSL ${machine.openssl}, ` +
+    `${settings.rounds} rounds of ${settings.seconds} s per server and scenario, ${settings.connections} connections${quick ? ' (--quick)' : ''}; ` +
+    `took ${Math.round((Date.now() - started) / 1000)} s.`,
+  '',
+  markdownTable(rows),
+  ...(http.length > 0 ? ['', markdownServers(http)] : []),
+  ...(negotiation === undefined ? [] : ['', markdownNegotiation(negotiation)]),
+  ...(xml === undefined ? [] : ['', markdownXml(xml)]),
+].join('\n');
+mkdirSync(RESULTS, { recursive: true });
+writeFileSync(join(RESULTS, 'latest.json'), `${JSON.stringify({ ...results, table: rows }, null, 2)}\n`);
+writeFileSync(join(RESULTS, `${machine.date.replace(/[:.]/g, '-')}.json`), `${JSON.stringify({ ...results, table: rows }, null, 2)}\n`);
+writeFileSync(join(RESULTS, 'latest.md'), `${markdown}\n`);
+console.log(`\n${markdown}\n`);
+
+if (values['cpu-prof'] === true) {
+  for (const name of ['httpskit', 'httpskit+log']) {
+    const dir = join(profileDir, name);
+    if (!existsSync(dir)) continue;
+    for (const file of readdirSync(dir)) {
+      console.log(`profile ${name} (${file}): self time, heaviest first`);
+      for (const line of summarizeProfile(readFileSync(join(dir, file), 'utf8'), 25)) console.log(`  ${line.selfPercent.toFixed(1).padStart(5)}%  ${line.name.padEnd(36)} ${line.where}`);
+    }
+  }
+}
+const missed = rows.filter((r) => r.met === false).length;
+console.log(`${rows.filter((r) => r.met === true).length} targets met, ${missed} missed. Results: bench/results/latest.json, bench/results/latest.md`);
