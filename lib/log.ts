@@ -12,6 +12,8 @@ export interface RequestLog {
 }
 
 export interface Logger {
+  /** False when log lines go nowhere: callers skip the work of building them. */
+  readonly enabled: boolean;
   request(entry: RequestLog): void;
   info(message: string, fields?: Readonly<Record<string, unknown>>): void;
   warn(message: string, fields?: Readonly<Record<string, unknown>>): void;
@@ -19,7 +21,7 @@ export interface Logger {
 }
 
 export function createLogger(write: false | ((line: string) => void), now: () => Date = () => new Date()): Logger {
-  if (write === false) return { request() {}, info() {}, warn() {}, error() {} };
+  if (write === false) return { enabled: false, request() {}, info() {}, warn() {}, error() {} };
   const emit = (level: string, message: string, fields: Readonly<Record<string, unknown>> = {}): void => {
     try {
       write(JSON.stringify({ time: now().toISOString(), level, msg: message, ...fields }));
@@ -28,6 +30,7 @@ export function createLogger(write: false | ((line: string) => void), now: () =>
     }
   };
   return {
+    enabled: true,
     request: (entry) => emit('info', 'request', { ...entry }),
     info: (message, fields) => emit('info', message, fields),
     warn: (message, fields) => emit('warn', message, fields),

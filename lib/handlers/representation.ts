@@ -3,7 +3,7 @@ import { HttpError, problem } from '../http/problem.js';
 import { decodeComponent, parseQuery, singleParam, type Query } from '../http/query.js';
 import type { Reply } from '../http/reply.js';
 import { strongEtag } from '../representation/etag.js';
-import { OFFERED, parseFormat, type Format, type MediaType, type Selector } from '../representation/select.js';
+import { OFFERED, parseFormat, type Format, type MediaType, type Selection, type Selector } from '../representation/select.js';
 import { toXml } from '../representation/xml.js';
 import type { Registry } from '../resources/registry.js';
 
@@ -54,7 +54,7 @@ export function parseResourceTarget(segment: string, rawQuery: string | undefine
 
 /** GET/HEAD /api/<name>[.json|.xml] (N-1..N-13). */
 export function createRepresentationHandler(registry: Registry, selector: Selector) {
-  return async function representation(ctx: RequestContext, params: Readonly<Record<string, string>>): Promise<Reply> {
+  return function representation(ctx: RequestContext, params: Readonly<Record<string, string>>): Reply | Promise<Reply> {
     const target = parseResourceTarget(params['resource'] ?? '', ctx.rawQuery);
     const load = registry.get(target.name);
     if (load === undefined) throw new HttpError(problem(404, 'not-found'));
@@ -68,24 +68,38 @@ export function createRepresentationHandler(registry: Registry, selector: Select
     }
     const search = new URLSearchParams();
     for (const [k, values] of target.query) for (const v of values) search.append(k, v);
-    const value = (await load(search)) ?? null;
-    const body = selection.format === 'json' ? JSON.stringify(value) ?? 'null' : toXml(value, { root: target.name });
-    const headers: Record<string, string> = { 'content-type': CONTENT_TYPES[selection.type] };
-    // N-13, within reason: a long query would make these headers larger than clients accept.
-    const query = linkQuery(target); // encoded once for Link and Content-Location
-    const self = extensionPath(target, selection.format, query);
-    if (self.length <= MAX_LINK_LENGTH) {
-      headers['link'] = alternates(target, selection.type, query).join(', ');
-      if (selection.byAccept) headers['content-location'] = self;
-    }
-    return {
-      status: 200,
-      headers,
-      body,
-      etag: strongEtag(selection.type, body),
-      ...(selection.byAccept ? { vary: ['Accept'] } : {}),
-    };
+    const loaded = load(search);
+    // Loaders usually return a plain value: answer synchronously then, without a promise round.
+    if (isThenable(loaded)) return Promise.resolve(loaded).then((value) => represent(target, selection, value));
+    return represent(target, selection, loaded);
   };
+}
+
+/** Serializes a loaded value into the chosen representation, with its N-7 and N-13 headers. */
+function represent(target: ResourceTarget, selection: Extract<Selection, { kind: 'chosen' }>, loaded: unknown): Reply {
+  const value = loaded ?? null;
+  const body = selection.format === 'json' ? JSON.stringify(value) ?? 'null' : toXml(value, { root: target.name });
+  const headers: Record<string, string> = { 'content-type': CONTENT_TYPES[selection.type] };
+  // N-13, within reason: a long query would make these headers larger than clients accept.
+  const query = linkQuery(target); // encoded once for Link and Content-Location
+  const self = extensionPath(target, selection.format, query);
+  if (self.length <= MAX_LINK_LENGTH) {
+    headers['link'] = alternates(target, selection.type, query).join(', ');
+    if (selection.byAccept) headers['content-location'] = self;
+  }
+  return {
+    status: 200,
+    headers,
+    body,
+    etag: strongEtag(selection.type, body),
+    ...(selection.byAccept ? { vary: VARY_ACCEPT } : {}),
+  };
+}
+
+const VARY_ACCEPT: readonly string[] = ['Accept'];
+
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return typeof value === 'object' && value !== null && typeof (value as { then?: unknown }).then === 'function';
 }
 
 /** N-13: `Link: <…>; rel="alternate"; type="…"` for each representation other than `current`. */

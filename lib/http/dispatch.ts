@@ -10,7 +10,8 @@ import { writeReply, type CommonHeaders, type Reply } from './reply.js';
 import type { Router } from './router.js';
 import type { TrustProxy } from './trust-proxy.js';
 
-export type Handler = (ctx: RequestContext, params: Readonly<Record<string, string>>) => Promise<Reply>;
+/** A handler returns its reply, or a promise of it (a synchronous reply skips a microtask round). */
+export type Handler = (ctx: RequestContext, params: Readonly<Record<string, string>>) => Reply | Promise<Reply>;
 
 export interface DispatchOptions {
   readonly router: Router<Handler>;
@@ -33,27 +34,37 @@ export function createDispatcher(options: DispatchOptions): (req: IncomingMessag
   let counter = 0;
 
   return function dispatch(req, res) {
-    const started = process.hrtime.bigint();
     const id = `${idPrefix}-${(++counter).toString(36)}`;
     const ctx = createContext(req, id, trust);
     const common = ctx.secure ? options.secureHeaders : options.plainHeaders;
-    res.on('finish', () => {
-      log.request({
-        id,
-        method: ctx.method,
-        path: ctx.path.length > 512 ? `${ctx.path.slice(0, 512)}…` : ctx.path,
-        status: res.statusCode,
-        durationMs: Number(process.hrtime.bigint() - started) / 1e6,
-        address: ctx.address,
+    if (log.enabled) {
+      const started = process.hrtime.bigint();
+      res.on('finish', () => {
+        log.request({
+          id,
+          method: ctx.method,
+          path: ctx.path.length > 512 ? `${ctx.path.slice(0, 512)}…` : ctx.path,
+          status: res.statusCode,
+          durationMs: Number(process.hrtime.bigint() - started) / 1e6,
+          address: ctx.address,
+        });
       });
-    });
-    respond(ctx).then(
-      (reply) => send(req, res, { ...reply, headers: { 'x-request-id': id, ...reply.headers } }, common),
-      (error: unknown) => send(req, res, errorReply(ctx, error), common),
-    );
+    }
+    const ok = (reply: Reply): void => send(req, res, withId(reply, id), common);
+    const failed = (error: unknown): void => send(req, res, errorReply(ctx, error), common);
+    let result: Reply | Promise<Reply>;
+    try {
+      result = respond(ctx);
+    } catch (error) {
+      failed(error);
+      return;
+    }
+    if (result instanceof Promise) result.then(ok, failed);
+    else ok(result);
   };
 
-  async function respond(ctx: RequestContext): Promise<Reply> {
+  /** Routes the request; throws (synchronously or as a rejection) for every failure. */
+  function respond(ctx: RequestContext): Reply | Promise<Reply> {
     if ((ctx.path.length + (ctx.rawQuery?.length ?? -1) + 1) > maxTargetLength) {
       throw new HttpError(problem(414, 'uri-too-long', { detail: `The request target must be at most ${maxTargetLength} bytes.` }));
     }
@@ -117,6 +128,10 @@ export function createDispatcher(options: DispatchOptions): (req: IncomingMessag
     }
     const accept = ctx.headers.accept;
     return selector.problemFormat(extension, returnType, accept);
+  }
+
+  function withId(reply: Reply, id: string): Reply {
+    return { ...reply, headers: reply.headers === undefined ? { 'x-request-id': id } : { 'x-request-id': id, ...reply.headers } };
   }
 
   function send(req: IncomingMessage, res: ServerResponse, reply: Reply, common: CommonHeaders): void {
