@@ -2,7 +2,7 @@ import type { RequestContext } from '../http/context.js';
 import { HttpError, problem } from '../http/problem.js';
 import { decodeComponent, parseQuery, singleParam, type Query } from '../http/query.js';
 import type { Reply } from '../http/reply.js';
-import { strongEtag } from '../representation/etag.js';
+import { createEtagMemo } from '../representation/etag.js';
 import { OFFERED, parseFormat, type Format, type MediaType, type Selection, type Selector } from '../representation/select.js';
 import { toXml } from '../representation/xml.js';
 import type { Registry } from '../resources/registry.js';
@@ -54,6 +54,7 @@ export function parseResourceTarget(segment: string, rawQuery: string | undefine
 
 /** GET/HEAD /api/<name>[.json|.xml] (N-1..N-13). */
 export function createRepresentationHandler(registry: Registry, selector: Selector) {
+  const etagOf = createEtagMemo();
   return function representation(ctx: RequestContext, params: Readonly<Record<string, string>>): Reply | Promise<Reply> {
     const target = parseResourceTarget(params['resource'] ?? '', ctx.rawQuery);
     const load = registry.get(target.name);
@@ -70,13 +71,18 @@ export function createRepresentationHandler(registry: Registry, selector: Select
     for (const [k, values] of target.query) for (const v of values) search.append(k, v);
     const loaded = load(search);
     // Loaders usually return a plain value: answer synchronously then, without a promise round.
-    if (isThenable(loaded)) return Promise.resolve(loaded).then((value) => represent(target, selection, value));
-    return represent(target, selection, loaded);
+    if (isThenable(loaded)) return Promise.resolve(loaded).then((value) => represent(target, selection, value, etagOf));
+    return represent(target, selection, loaded, etagOf);
   };
 }
 
 /** Serializes a loaded value into the chosen representation, with its N-7 and N-13 headers. */
-function represent(target: ResourceTarget, selection: Extract<Selection, { kind: 'chosen' }>, loaded: unknown): Reply {
+function represent(
+  target: ResourceTarget,
+  selection: Extract<Selection, { kind: 'chosen' }>,
+  loaded: unknown,
+  etagOf: (mediaType: string, body: string) => string,
+): Reply {
   const value = loaded ?? null;
   const body = selection.format === 'json' ? JSON.stringify(value) ?? 'null' : toXml(value, { root: target.name });
   const headers: Record<string, string> = { 'content-type': CONTENT_TYPES[selection.type] };
@@ -91,7 +97,7 @@ function represent(target: ResourceTarget, selection: Extract<Selection, { kind:
     status: 200,
     headers,
     body,
-    etag: strongEtag(selection.type, body),
+    etag: etagOf(selection.type, body),
     ...(selection.byAccept ? { vary: VARY_ACCEPT } : {}),
   };
 }

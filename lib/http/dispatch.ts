@@ -50,8 +50,8 @@ export function createDispatcher(options: DispatchOptions): (req: IncomingMessag
         });
       });
     }
-    const ok = (reply: Reply): void => send(req, res, withId(reply, id), common);
-    const failed = (error: unknown): void => send(req, res, errorReply(ctx, error), common);
+    const ok = (reply: Reply): void => send(req, res, reply, common, id);
+    const failed = (error: unknown): void => send(req, res, errorReply(ctx, error), common, id);
     let result: Reply | Promise<Reply>;
     try {
       result = respond(ctx);
@@ -108,7 +108,7 @@ export function createDispatcher(options: DispatchOptions): (req: IncomingMessag
     for (const [k, v] of Object.entries(headers)) if (k.toLowerCase() !== 'vary') rest[k.toLowerCase()] = v;
     return {
       status: p.status,
-      headers: { ...rest, 'x-request-id': ctx.id, 'content-type': rendered.contentType, 'cache-control': 'no-store' },
+      headers: { ...rest, 'content-type': rendered.contentType, 'cache-control': 'no-store' },
       body: rendered.body,
       vary: [...vary],
       close: rest['connection'] === 'close',
@@ -130,14 +130,10 @@ export function createDispatcher(options: DispatchOptions): (req: IncomingMessag
     return selector.problemFormat(extension, returnType, accept);
   }
 
-  function withId(reply: Reply, id: string): Reply {
-    return { ...reply, headers: reply.headers === undefined ? { 'x-request-id': id } : { 'x-request-id': id, ...reply.headers } };
-  }
-
-  function send(req: IncomingMessage, res: ServerResponse, reply: Reply, common: CommonHeaders): void {
+  function send(req: IncomingMessage, res: ServerResponse, reply: Reply, common: CommonHeaders, id: string): void {
     if (res.headersSent || res.destroyed) return;
     try {
-      writeReply(req, res, reply, common);
+      writeReply(req, res, reply, common, id);
     } catch (error) {
       log.error('could not write the response', error);
       if (!res.headersSent) {
