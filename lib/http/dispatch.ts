@@ -60,6 +60,7 @@ export function createDispatcher(options: DispatchOptions): (req: IncomingMessag
       return;
     }
     if (result instanceof Promise) result.then(ok, failed);
+    else if (hasBody(req)) Promise.resolve(result).then(ok, failed);
     else ok(result);
   };
 
@@ -144,4 +145,14 @@ export function createDispatcher(options: DispatchOptions): (req: IncomingMessag
       }
     }
   }
+}
+
+/**
+ * A request with body framing is answered at the earliest in a microtask: llhttp reports a bad
+ * body (smuggling shapes, RFC 9112 §6.3) only after the 'request' event, and that 400 must win
+ * over an answer written synchronously to the request in front of it.
+ */
+function hasBody(req: IncomingMessage): boolean {
+  const length = req.headers['content-length'];
+  return req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
 }
