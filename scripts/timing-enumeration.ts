@@ -16,6 +16,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { createService } from '../lib/index.js';
 import { createSelfSignedCertificate } from '../lib/tls/dev-cert.js';
+import { seeded } from '../test/helpers/seeded.js';
 
 const { values } = parseArgs({
   options: { trials: { type: 'string', default: '300' }, ln: { type: 'string', default: '14' }, seed: { type: 'string', default: '1' }, warmup: { type: 'string', default: '20' } },
@@ -26,17 +27,6 @@ const warmup = Number(values.warmup);
 const PASSWORD = 'timing-real-passphrase-1';
 const ACCOUNTS = 8;
 
-/** mulberry32, for a reproducible interleaving. */
-function seeded(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let x = state;
-    x = Math.imul(x ^ (x >>> 15), x | 1);
-    x ^= x + Math.imul(x ^ (x >>> 7), x | 61);
-    return ((x ^ (x >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
 
 const quantile = (sorted: readonly number[], q: number): number => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? NaN;
 const basic = (name: string, password: string): string => `Basic ${Buffer.from(`${name}:${password}`).toString('base64')}`;

@@ -2,21 +2,17 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { readFile, writeFile, mkdir } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { request } from '../helpers/https.js';
 import { basic, testCertificate } from '../helpers/service.js';
-import { exited, run, serve } from '../helpers/cli.js';
+import { exited, hasCurl, run, serve, serveInTemp } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
 
 const pkg = JSON.parse(await readFile(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string; bin: Record<string, string> };
 const FAST = ['--scrypt-ln', '10'];
 const execFileP = promisify(execFile);
-
-async function hasCurl(): Promise<boolean> {
-  return execFileP('curl', ['--version']).then(() => true, () => false);
-}
 
 test('C-1 the first bin entry is the compiled command', () => {
   assert.equal(Object.values(pkg.bin)[0], 'dist/bin/httpskit.js');
@@ -152,15 +148,9 @@ test('P-2/P-5 curl as the client for both forms', async (t) => {
     return;
   }
   const dir = await tempDir(t);
-  const storePath = join(dir, 'users.json');
-  const certDir = join(dir, 'certs');
-  await mkdir(certDir, { recursive: true });
-  const add = await run(['user', 'add', 'dave', '--store', storePath, ...FAST], { input: 'maple-initial-passphrase-1\n' });
+  const add = await run(['user', 'add', 'dave', '--store', join(dir, 'users.json'), ...FAST], { input: 'maple-initial-passphrase-1\n' });
   assert.equal(add.code, 0, add.stderr);
-  const { child, url } = await serve(['--port', '0', '--cert-dir', certDir, '--store', storePath, ...FAST]);
-  t.after(() => child.kill('SIGKILL'));
-  const port = new URL(url).port;
-  const cacert = join(certDir, 'localhost-cert.pem');
+  const { port, cacert } = await serveInTemp(t, dir, FAST);
   const curl = async (args: string[]) => (await execFileP('curl', ['-sS', '--cacert', cacert, '-o', '/dev/null', '-w', '%{http_code}', ...args])).stdout;
   assert.equal(
     await curl(['-u', 'dave:maple-initial-passphrase-1', '-X', 'PUT', '-H', 'Content-Type: text/plain', '--data-binary', 'maple-second-passphrase-2', `https://localhost:${port}/user/dave/password`]),

@@ -3,12 +3,12 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { hkdfSync } from 'node:crypto';
-import { mkdir, readFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { computeHA1, computeResponse, computeUserhash, createDigestAuth, type DigestAlgorithm } from '../../lib/auth/digest.js';
 import { openStore } from '../../lib/users/store.js';
-import { run, serve } from '../helpers/cli.js';
+import { hasCurl, run, serveInTemp } from '../helpers/cli.js';
 import { basic, startService, type Started } from '../helpers/service.js';
 import { tempDir } from '../helpers/tmp.js';
 
@@ -158,23 +158,18 @@ test('P-10 the Digest secret is written on the next Basic login, encrypted, and 
 });
 
 test('P-10/P-0 curl --digest as the real client', async (t) => {
-  if (!(await execFileP('curl', ['--version']).then(() => true, () => false))) {
+  if (!(await hasCurl())) {
     t.skip('curl is not installed');
     return;
   }
   const dir = await tempDir(t);
-  const storePath = join(dir, 'users.json');
-  const certDir = join(dir, 'certs');
-  await mkdir(certDir, { recursive: true });
-  const { child, url } = await serve(['--port', '0', '--cert-dir', certDir, '--store', storePath, '--digest', '--scrypt-ln', '10']);
-  t.after(() => child.kill('SIGKILL'));
+  const { storePath, cacert, port } = await serveInTemp(t, dir, ['--digest', '--scrypt-ln', '10']);
   const add = await run(['user', 'add', 'judy', '--store', storePath, '--digest', '--scrypt-ln', '10'], { input: 'jade-initial-passphrase-1\n' });
   assert.equal(add.code, 0, add.stderr);
-  const port = new URL(url).port;
   const curl = async (user: string, body: string) =>
     (
       await execFileP('curl', [
-        '-sS', '--cacert', join(certDir, 'localhost-cert.pem'), '-o', '/dev/null', '-w', '%{http_code}',
+        '-sS', '--cacert', cacert, '-o', '/dev/null', '-w', '%{http_code}',
         '--digest', '-u', user, '-X', 'PUT', '-H', 'Content-Type: text/plain', '--data-binary', body,
         `https://localhost:${port}/user/judy/password`,
       ])

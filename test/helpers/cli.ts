@@ -1,4 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /** The compiled command (C-1): `npm test` builds dist/ first. */
@@ -67,4 +69,27 @@ function cleanEnv(): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('HTTPSKIT_')) env[k] = v;
   return env;
+}
+
+/** True when curl is on the PATH (tests that drive it skip with a message otherwise). */
+export function hasCurl(): Promise<boolean> {
+  return new Promise((resolve) => {
+    const child = spawn('curl', ['--version'], { stdio: 'ignore' });
+    child.on('error', () => resolve(false));
+    child.on('close', (code) => resolve(code === 0));
+  });
+}
+
+/** `serve` on a free port with a temp store and certificate folder; killed after the test. */
+export async function serveInTemp(
+  t: { after: (fn: () => unknown) => void },
+  dir: string,
+  args: readonly string[] = [],
+): Promise<{ storePath: string; cacert: string; port: string; url: string }> {
+  const storePath = join(dir, 'users.json');
+  const certDir = join(dir, 'certs');
+  await mkdir(certDir, { recursive: true });
+  const { child, url } = await serve(['--port', '0', '--cert-dir', certDir, '--store', storePath, ...args]);
+  t.after(() => child.kill('SIGKILL'));
+  return { storePath, cacert: join(certDir, 'localhost-cert.pem'), port: new URL(url).port, url };
 }

@@ -17,6 +17,7 @@ import { openStore } from '../../lib/users/store.js';
 import { basic, FAST_SCRYPT, startService, testCertificate } from '../helpers/service.js';
 import { tempDir } from '../helpers/tmp.js';
 import { createClient, header, json } from './helpers/client.js';
+import { seeded } from '../helpers/seeded.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const SERVER = fileURLToPath(new URL('./fixtures/crash-server.ts', import.meta.url));
@@ -24,17 +25,6 @@ const SEED = Number(process.env['CRASH_SEED'] ?? 20_250_521);
 const RUNS = 20;
 const CLIENTS = 4;
 
-/** mulberry32: a small seeded PRNG, so a kill schedule can be replayed. */
-function seeded(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let x = state;
-    x = Math.imul(x ^ (x >>> 15), x | 1);
-    x ^= x + Math.imul(x ^ (x >>> 7), x | 61);
-    return ((x ^ (x >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
 
 /** Starts the server as a child process and resolves with it and its URL. */
 async function startChild(store: string): Promise<{ url: string; kill(): Promise<void> }> {

@@ -10,6 +10,7 @@ import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { openStore, type Store, type UserRecord } from '../../lib/users/store.js';
+import { seeded } from '../helpers/seeded.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const WORKER = fileURLToPath(new URL('../fixtures/store-worker.ts', import.meta.url));
@@ -63,17 +64,6 @@ function record(name: string, changedAt: number): UserRecord {
   return { name, role: 'user', hash: `$scrypt$ln=17,r=8,p=1$c2FsdA$${name}`, createdAt: 0, passwordChangedAt: changedAt };
 }
 
-/** mulberry32: a small seeded PRNG, so a failing run can be replayed with STORE_CRASH_SEED. */
-function seeded(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let x = state;
-    x = Math.imul(x ^ (x >>> 15), x | 1);
-    x ^= x + Math.imul(x ^ (x >>> 7), x | 61);
-    return ((x ^ (x >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
 
 test('U-1: two worker processes and this one, updating one store at once, lose no write', async (t) => {
   const path = await tempStorePath(t);
