@@ -1,0 +1,47 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createRouter } from '../../lib/http/router.js';
+
+const router = createRouter<string>({
+  '/api/:resource': { GET: 'representation' },
+  '/user/:name/password': { PUT: 'put' },
+  '/user/:name/resetpassword': { POST: 'post' },
+});
+
+const cases: ReadonlyArray<readonly [method: string, path: string, expected: string]> = [
+  ['GET', '/api/something', 'found representation {"resource":"something"}'],
+  ['HEAD', '/api/something.xml', 'found representation {"resource":"something.xml"}'],
+  ['GET', '/api/something/', 'found representation {"resource":"something"}'],
+  ['GET', '/api/something//', 'not-found'],
+  ['GET', '/api/', 'not-found'],
+  ['GET', '/api', 'not-found'],
+  ['GET', '/api/a/b', 'not-found'],
+  ['POST', '/api/something', 'method-not-allowed GET, HEAD, OPTIONS'],
+  ['OPTIONS', '/api/something', 'method-not-allowed GET, HEAD, OPTIONS'],
+  ['PUT', '/user/alice/password', 'found put {"name":"alice"}'],
+  ['GET', '/user/alice/password', 'method-not-allowed PUT, OPTIONS'],
+  ['POST', '/user/alice/resetpassword/', 'found post {"name":"alice"}'],
+  ['POST', '/user//resetpassword', 'not-found'],
+  ['PUT', '/user/alice/Password', 'not-found'],
+  ['GET', '/', 'not-found'],
+  ['GET', '', 'not-found'],
+];
+
+for (const [method, path, expected] of cases) {
+  test(`N-8 router: ${method} ${JSON.stringify(path)} → ${expected}`, () => {
+    const m = router.match(method, path);
+    const actual =
+      m.kind === 'found'
+        ? `found ${m.handler} ${JSON.stringify(m.params)}`
+        : m.kind === 'method-not-allowed'
+          ? `method-not-allowed ${m.allow.join(', ')}`
+          : 'not-found';
+    assert.equal(actual, expected);
+  });
+}
+
+test('router: patterns are checked when the table is built', () => {
+  assert.throws(() => createRouter({ 'api/x': { GET: 1 } }), TypeError);
+  assert.throws(() => createRouter({ '/api/:bad-name': { GET: 1 } }), TypeError);
+  assert.throws(() => createRouter({ '/api/x y': { GET: 1 } }), TypeError);
+});
