@@ -1,13 +1,13 @@
 // The command line, as operators use it: CONTRACT C-1..C-6, with T-2 and U-1 across processes.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { request } from '../helpers/https.js';
 import { basic, testCertificate } from '../helpers/service.js';
-import { exited, hasCurl, run, serve, serveInTemp } from '../helpers/cli.js';
+import { BIN, exited, hasCurl, run, serve, serveInTemp } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
 
 const pkg = JSON.parse(await readFile(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string; bin: Record<string, string> };
@@ -169,4 +169,39 @@ test('P-2/P-5 curl as the client for both forms', async (t) => {
     '204',
   );
   assert.equal(await curl(['-H', 'Accept: application/xml', `https://localhost:${port}/api/something?param1=curl`]), '200');
+});
+
+test('C-3 on a terminal the password is prompted twice without echo', async (t) => {
+  const hasScript = await execFileP('script', ['--version']).then(() => true, () => false);
+  if (!hasScript) {
+    t.skip('util-linux `script` (to give the command a terminal) is not installed');
+    return;
+  }
+  const dir = await tempDir(t);
+  const store = join(dir, 'users.json');
+  const onTerminal = (name: string, first: string, second: string) =>
+    new Promise<{ code: number | null; output: string }>((resolve, reject) => {
+      const child = spawn('script', ['-qec', `"${process.execPath}" "${BIN}" user add ${name} --store "${store}" --scrypt-ln 10`, '/dev/null'], {
+        stdio: ['pipe', 'pipe', 'pipe'],
+      });
+      let output = '';
+      let typed = 0;
+      child.stdout.on('data', (d: Buffer) => {
+        output += d.toString();
+        // Type each answer once its prompt has appeared.
+        if (typed === 0 && output.includes('New password:')) child.stdin.write(`${first}\r`), (typed = 1);
+        if (typed === 1 && output.includes('Repeat new password:')) child.stdin.write(`${second}\r`), (typed = 2);
+      });
+      child.on('error', reject);
+      child.on('close', (code) => resolve({ code, output }));
+    });
+  const ok = await onTerminal('tina', 'walnut-tty-passphrase-1', 'walnut-tty-passphrase-1');
+  assert.equal(ok.code, 0, ok.output);
+  assert.ok(!ok.output.includes('walnut-tty-passphrase-1'), 'not echoed');
+  assert.match(ok.output, /added user "tina"/);
+  const mismatch = await onTerminal('tony', 'walnut-tty-passphrase-1', 'walnut-tty-passphrase-2');
+  assert.equal(mismatch.code, 1);
+  assert.match(mismatch.output, /do not match/);
+  const list = await run(['user', 'list', '--store', store]);
+  assert.deepEqual(list.stdout.trim().split('\n').map((l) => l.split('\t')[0]), ['tina']);
 });
