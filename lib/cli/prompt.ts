@@ -49,9 +49,10 @@ async function readLine(stdin: Readable): Promise<string> {
 function promptHidden(io: PromptIO, question: string): Promise<string> {
   const { stdin, stderr } = io;
   return new Promise((resolve, reject) => {
-    stderr.write(question);
+    // Echo off before the prompt shows, so nothing typed in answer to it is ever echoed.
     stdin.setRawMode?.(true);
     stdin.resume();
+    stderr.write(question);
     let bytes = Buffer.alloc(0);
     const finish = (error?: Error): void => {
       stdin.off('data', onData);
