@@ -171,7 +171,7 @@ async function open(config: Config, log: Logger, throttle: ReturnType<typeof cre
     throttle,
     digest: vault === undefined ? undefined : { auth: createDigestAuth({ realm: config.realm, secret: await nonceSecret(config.digestKeyFile) }), vault },
   });
-  const { put, post } = createPasswordHandlers({ users, auth, throttle, maxBodyBytes: config.maxBodyBytes });
+  const { put, post } = createPasswordHandlers({ users, auth, maxBodyBytes: config.maxBodyBytes });
   return { store, users, put, post };
 }
 

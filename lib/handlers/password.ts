@@ -7,13 +7,11 @@ import { decodeComponent } from '../http/query.js';
 import type { Reply } from '../http/reply.js';
 import { checkUserName } from '../users/names.js';
 import { decodeUtf8Strict, hasLoneSurrogate } from '../users/prepare.js';
-import type { Throttle } from '../users/throttle.js';
 import { PasswordPolicyError, type Users } from '../users/users.js';
 
 export interface PasswordHandlerOptions {
   readonly users: Users;
   readonly auth: Authenticator;
-  readonly throttle: Throttle;
   readonly maxBodyBytes: number;
 }
 

@@ -3,7 +3,7 @@
 // least 112 bits may be stored with a plain cryptographic hash).
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { ServiceError } from '../errors.js';
-import type { ResetTokenRecord, Store } from './store.js';
+import type { ResetTokenRecord, Store, UserRecord } from './store.js';
 
 export interface IssueOptions {
   /** Lifetime of the token. @default 15 minutes */
@@ -58,24 +58,38 @@ export async function consumeResetToken(store: Store, name: string, token: strin
   const now = options.now ?? Date.now;
   // Wire input: malformed is simply "not a valid token", and costs no store access.
   if (typeof token !== 'string' || !TOKEN_SHAPE.test(token)) return false;
-  const presented = Buffer.from(sha256(token), 'base64url');
   return store.update(name, (current) => {
     if (current === undefined) return { next: undefined, result: false };
     const at = now();
     const stored = current.resetTokens ?? [];
     const live = stored.filter((t) => t.expiresAt > at);
-    // Compare against every live token without stopping early, in constant time per token.
-    let match = -1;
-    live.forEach((t, index) => {
-      const candidate = Buffer.from(t.hash, 'base64url');
-      if (candidate.length === presented.length && timingSafeEqual(candidate, presented)) match = index;
-    });
+    const match = findToken(live, token);
     if (match < 0) {
       const pruned = live.length !== stored.length;
       return { next: pruned ? { ...current, resetTokens: live } : undefined, result: false };
     }
     return { next: { ...current, resetTokens: live.filter((_, index) => index !== match) }, result: true };
   });
+}
+
+/**
+ * True when `token` is one of the record's live tokens, without spending it. The password change
+ * spends it by writing `resetTokens: []` in the same store update that sets the new hash.
+ */
+export function hasLiveResetToken(record: UserRecord, token: string, now: number): boolean {
+  if (typeof token !== 'string' || !TOKEN_SHAPE.test(token)) return false;
+  return findToken((record.resetTokens ?? []).filter((t) => t.expiresAt > now), token) >= 0;
+}
+
+/** Index of `token` among `tokens`, comparing every stored hash in constant time (no early stop); -1 if absent. */
+function findToken(tokens: readonly ResetTokenRecord[], token: string): number {
+  const presented = Buffer.from(sha256(token), 'base64url');
+  let match = -1;
+  tokens.forEach((t, index) => {
+    const candidate = Buffer.from(t.hash, 'base64url');
+    if (candidate.length === presented.length && timingSafeEqual(candidate, presented)) match = index;
+  });
+  return match;
 }
 
 function sha256(token: string): string {

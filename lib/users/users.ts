@@ -1,11 +1,10 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
 import { ServiceError } from '../errors.js';
 import type { HashGate } from './hash-gate.js';
 import { checkUserName } from './names.js';
 import { createDummyHash, hashPassword, needsRehash, verifyPassword, type ScryptCost } from './password-hash.js';
 import { checkPasswordPolicy, type PolicyViolation } from './policy.js';
 import { preparePassword } from './prepare.js';
-import { issueResetToken } from './reset-tokens.js';
+import { hasLiveResetToken, issueResetToken } from './reset-tokens.js';
 import type { Store, UserRecord } from './store.js';
 
 export type Role = 'user' | 'admin';
@@ -160,7 +159,7 @@ export function createUsers(o: UsersOptions): Users {
       const at = o.now();
       const outcome = await o.store.update(name, (latest) => {
         if (latest === undefined) return { next: undefined, result: 'not-found' as const };
-        if (options.token !== undefined && !tokenMatches(latest, options.token, at)) return { next: undefined, result: 'token-invalid' as const };
+        if (options.token !== undefined && !hasLiveResetToken(latest, options.token, at)) return { next: undefined, result: 'token-invalid' as const };
         const { digest: _old, resetTokens: _dead, ...rest } = latest;
         const next: UserRecord = {
           ...rest,
@@ -198,18 +197,7 @@ export function createUsers(o: UsersOptions): Users {
 
     hasResetToken(name, token) {
       const record = o.store.get(name);
-      return record !== undefined && tokenMatches(record, token, o.now());
+      return record !== undefined && hasLiveResetToken(record, token, o.now());
     },
   };
-}
-
-/** P-9: the token's SHA-256 is among the user's live tokens (constant-time compare). */
-function tokenMatches(record: UserRecord, token: string, now: number): boolean {
-  const digest = createHash('sha256').update(token).digest();
-  let found = false;
-  for (const t of record.resetTokens ?? []) {
-    const stored = Buffer.from(t.hash, 'base64url');
-    if (stored.length === digest.length && timingSafeEqual(stored, digest) && t.expiresAt > now) found = true;
-  }
-  return found;
 }
