@@ -1,11 +1,8 @@
 // Diagnostic server: the ceiling with httpskit's full response header set (constant values), so the
 // cost of the headers alone shows between the ceiling and httpskit.
-import { readFileSync } from 'node:fs';
-import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import { createServer as createHttpsServer } from 'node:https';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { JSON_BODY, XML_BODY, type ServerArgs } from './bodies.js';
-import { serveControl } from './control.js';
+import { serveBare } from './bare.js';
 
 const args = JSON.parse(process.argv[2] ?? '{}') as ServerArgs;
 const EXTRA = {
@@ -29,11 +26,4 @@ function write(req: IncomingMessage, res: ServerResponse): void {
 // args.async: answer from a microtask, as a promise-based pipeline does.
 const handler = (args as { async?: boolean }).async === true ? (req: IncomingMessage, res: ServerResponse): void => queueMicrotask(() => write(req, res)) : write;
 
-const https = createHttpsServer({ cert: readFileSync(args.certFile), key: readFileSync(args.keyFile) }, handler);
-const http = createHttpServer(handler);
-await Promise.all([https, http].map((s) => new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve))));
-serveControl({
-  kind: 'ready',
-  url: `https://127.0.0.1:${(https.address() as AddressInfo).port}`,
-  httpUrl: `http://127.0.0.1:${(http.address() as AddressInfo).port}`,
-});
+await serveBare(args, handler);

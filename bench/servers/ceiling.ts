@@ -1,11 +1,8 @@
 // Server under test: the ceiling. A bare node:https / node:http handler that writes a constant
 // body with the two headers a client needs; no routing, no parsing, no validators.
-import { readFileSync } from 'node:fs';
-import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import { createServer as createHttpsServer } from 'node:https';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { JSON_BODY, XML_BODY, type ServerArgs } from './bodies.js';
-import { serveControl } from './control.js';
+import { serveBare } from './bare.js';
 
 const args = JSON.parse(process.argv[2] ?? '{}') as ServerArgs;
 const JSON_HEADERS = { 'content-type': 'application/json; charset=utf-8', 'content-length': String(Buffer.byteLength(JSON_BODY)) };
@@ -18,11 +15,4 @@ function handler(req: IncomingMessage, res: ServerResponse): void {
   res.end(json ? JSON_BODY : XML_BODY);
 }
 
-const https = createHttpsServer({ cert: readFileSync(args.certFile), key: readFileSync(args.keyFile) }, handler);
-const http = createHttpServer(handler);
-await Promise.all([https, http].map((s) => new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve))));
-serveControl({
-  kind: 'ready',
-  url: `https://127.0.0.1:${(https.address() as AddressInfo).port}`,
-  httpUrl: `http://127.0.0.1:${(http.address() as AddressInfo).port}`,
-});
+await serveBare(args, handler);
