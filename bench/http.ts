@@ -137,13 +137,13 @@ export function scenarios(): Scenario[] {
   return list;
 }
 
-/** Runs one scenario against the named servers; `servers` must hold every name the scenario uses. */
+/**
+ * Runs one scenario against those of its servers that `servers` holds (`--servers` may leave some
+ * out); comparisons need both of their servers.
+ */
 export async function runScenario(scenario: Scenario, servers: ReadonlyMap<string, ServerChild>, load: Child, options: HttpRunOptions): Promise<ScenarioResult> {
-  const contenders = scenario.servers.map((name) => {
-    const server = servers.get(name);
-    if (server === undefined) throw new Error(`no server ${name}`);
-    return server;
-  });
+  const contenders = scenario.servers.flatMap((name) => servers.get(name) ?? []);
+  if (contenders.length === 0) throw new Error(`none of the servers of "${scenario.name}" is running`);
   const urlOf = (server: ServerChild): string => `${scenario.proto === 'https' ? server.url : server.httpUrl}${scenario.path}`;
   const bodyMatches = new Map<string, boolean>();
   for (const server of contenders) bodyMatches.set(server.name, (await fetchBody(urlOf(server), scenario.headers)) === scenario.expectedBody);
@@ -203,7 +203,9 @@ export async function runScenario(scenario: Scenario, servers: ReadonlyMap<strin
       peakRssMiB: Math.max(...mine.map((r) => r.peakRssKiB)) / 1024,
     };
   }
-  const comparisons = scenario.comparisons.map(([ours, peer, target]): Comparison => {
+  const running = (name: string): boolean => servers.has(name);
+  const compared = scenario.comparisons.filter(([ours, peer]) => running(ours) && running(peer));
+  const comparisons = compared.map(([ours, peer, target]): Comparison => {
     const perRound: number[] = [];
     for (let round = 0; round < options.rounds; round++) {
       const a = rounds.find((r) => r.round === round && r.server === ours);

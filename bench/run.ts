@@ -2,7 +2,7 @@
 // table (stdout) and the full results as JSON (bench/results/latest.json).
 //
 //   npm run bench [-- --quick] [--only http,tls,negotiation,xml,password,store] [--rounds N]
-//                 [--seconds S] [--cpu-prof]
+//                 [--seconds S] [--servers httpskit,fastify,…] [--cpu-prof]
 //
 // Servers under test and the load generator each run in their own process, from JavaScript
 // compiled here first (bench/results/build), so no loader sits in a measured process.
@@ -32,6 +32,7 @@ const { values } = parseArgs({
     only: { type: 'string' },
     rounds: { type: 'string' },
     seconds: { type: 'string' },
+    servers: { type: 'string' },
     'cpu-prof': { type: 'boolean', default: false },
   },
 });
@@ -39,6 +40,9 @@ const quick = values.quick === true;
 const only = new Set((values.only ?? SECTIONS.join(',')).split(',').map((s) => s.trim()));
 for (const s of only) if (!(SECTIONS as readonly string[]).includes(s)) throw new Error(`unknown section "${s}"; known: ${SECTIONS.join(', ')}`);
 const wants = (s: Section): boolean => only.has(s);
+const SERVER_NAMES = ['ceiling', 'ceiling+headers', 'pipeline', 'httpskit', 'fastify', 'httpskit+log', 'fastify+log'];
+const chosenServers = new Set((values.servers ?? SERVER_NAMES.join(',')).split(',').map((s) => s.trim()));
+for (const s of chosenServers) if (!SERVER_NAMES.includes(s)) throw new Error(`unknown server "${s}"; known: ${SERVER_NAMES.join(', ')}`);
 const settings = {
   quick,
   sections: [...only],
@@ -123,6 +127,7 @@ try {
         ['httpskit+log', 'httpskit.js', true],
         ['fastify+log', 'fastify.js', true],
       ] as const) {
+        if (!chosenServers.has(name)) continue;
         const profile = values['cpu-prof'] === true && name.startsWith('httpskit') ? ['--cpu-prof', `--cpu-prof-dir=${join(profileDir, name)}`] : [];
         servers.set(name, await startServer(name, script, { certFile, keyFile, log, store: join(work, `${name}.json`) }, profile));
       }

@@ -1,7 +1,8 @@
 import type { RequestContext } from '../http/context.js';
 import { HttpError, problem } from '../http/problem.js';
-import { decodeComponent, parseQuery, singleParam, type Query } from '../http/query.js';
+import { decodeComponent, parsePairs } from '../http/query.js';
 import type { Reply } from '../http/reply.js';
+import { createMemo } from '../memo.js';
 import { createEtagMemo } from '../representation/etag.js';
 import { OFFERED, parseFormat, type Format, type MediaType, type Selection, type Selector } from '../representation/select.js';
 import { toXml } from '../representation/xml.js';
@@ -16,20 +17,42 @@ const CONTENT_TYPES: { readonly [T in MediaType]: string } = {
 /** Longest URL put in Link / Content-Location; beyond it they are left out (clients cap header size). */
 const MAX_LINK_LENGTH = 2048;
 
-/** The request's resource, extension and validated query: shared by the handler and problem rendering. */
-export interface ResourceTarget {
+/**
+ * The request target as the handler needs it, derived once per distinct target (it is a pure
+ * function of the raw target, so it is memoized): the resource, the format asked for by extension
+ * or `return_type`, the query for the loader, and the N-13 headers for each representation.
+ */
+interface Target {
   readonly name: string;
   readonly extension: Format | undefined;
-  readonly query: Query;
   readonly returnType: Format | undefined;
+  /** The query's names and values in request order, alternating, for the loader's URLSearchParams. */
+  readonly pairs: readonly string[];
+  /** Link and Content-Location for a JSON and for an XML answer; undefined when too long to send. */
+  readonly json: Links | undefined;
+  readonly xml: Links | undefined;
+  /** A 406's Link (both representations), undefined when too long. */
+  readonly both: string | undefined;
 }
 
+interface Links {
+  /** The other representation, as `<url>; rel="alternate"; type="…"`. */
+  readonly link: string;
+  /** This representation's own URL (the extension form), for Content-Location. */
+  readonly location: string;
+}
+
+/** Distinct request targets remembered (see lib/memo.ts), and the longest one remembered. */
+const TARGET_MEMO = { size: 1024, maxKeyLength: 256 } as const;
+
 /**
- * Reads `/api/<name>[.<ext>]` and the query (N-8). Throws HttpError 404 for an unknown extension,
- * 400 for malformed percent-encoding, an unknown or repeated `return_type`.
+ * Reads `segment` (`<name>[.<ext>]`) or `segment?rawQuery` (N-8; '?' never occurs in a path segment).
+ * Throws HttpError 404 for an unknown extension, 400 for malformed percent-encoding, an unknown or
+ * repeated `return_type`.
  */
-export function parseResourceTarget(segment: string, rawQuery: string | undefined): ResourceTarget {
-  const decoded = decodeComponent(segment, false);
+function parseTarget(key: string): Target {
+  const q = key.indexOf('?');
+  const decoded = decodeComponent(q < 0 ? key : key.slice(0, q), false);
   if (decoded === undefined) throw new HttpError(problem(400, 'bad-request', { detail: 'The path has malformed percent-encoding.' }));
   const dot = decoded.lastIndexOf('.');
   const name = dot < 0 ? decoded : decoded.slice(0, dot);
@@ -38,37 +61,57 @@ export function parseResourceTarget(segment: string, rawQuery: string | undefine
     extension = parseFormat(decoded.slice(dot + 1));
     if (extension === undefined) throw new HttpError(problem(404, 'not-found', { detail: 'Available extensions: .json, .xml.' }));
   }
-  const query = parseQuery(rawQuery ?? '');
-  if (query === undefined) throw new HttpError(problem(400, 'bad-request', { detail: 'The query has malformed percent-encoding.' }));
-  const rt = singleParam(query, 'return_type');
-  if (rt.kind === 'repeated') throw new HttpError(problem(400, 'bad-request', { detail: 'return_type may be given at most once.' }));
+  const pairs = parsePairs(q < 0 ? '' : key.slice(q + 1));
+  if (pairs === undefined) throw new HttpError(problem(400, 'bad-request', { detail: 'The query has malformed percent-encoding.' }));
   let returnType: Format | undefined;
-  if (rt.kind === 'value') {
-    returnType = parseFormat(rt.value);
+  let asked = false;
+  for (let i = 0; i < pairs.length; i += 2) {
+    if (pairs[i] !== 'return_type') continue;
+    if (asked) throw new HttpError(problem(400, 'bad-request', { detail: 'return_type may be given at most once.' }));
+    asked = true;
+    returnType = parseFormat(pairs[i + 1] as string);
     if (returnType === undefined) {
       throw new HttpError(problem(400, 'bad-request', { detail: 'return_type must be json or xml.', allowed: ['json', 'xml'] }));
     }
   }
-  return { name, extension, query, returnType };
+  const query = linkQuery(pairs);
+  const path = (format: Format): string => `/api/${name}.${format}${query}`;
+  const alternate = (format: Format): string => `<${path(format)}>; rel="alternate"; type="${format === 'json' ? 'application/json' : 'application/xml'}"`;
+  // N-13, within reason: a long query would make these headers larger than clients accept.
+  const fits = (format: Format): boolean => path(format).length <= MAX_LINK_LENGTH;
+  return {
+    name,
+    extension,
+    returnType,
+    pairs,
+    json: fits('json') ? { link: alternate('xml'), location: path('json') } : undefined,
+    xml: fits('xml') ? { link: alternate('json'), location: path('xml') } : undefined,
+    both: fits('json') ? `${alternate('json')}, ${alternate('xml')}` : undefined,
+  };
 }
 
 /** GET/HEAD /api/<name>[.json|.xml] (N-1..N-13). */
 export function createRepresentationHandler(registry: Registry, selector: Selector) {
   const etagOf = createEtagMemo();
+  const targetOf = createMemo(parseTarget, TARGET_MEMO);
   return function representation(ctx: RequestContext, params: Readonly<Record<string, string>>): Reply | Promise<Reply> {
-    const target = parseResourceTarget(params['resource'] ?? '', ctx.rawQuery);
+    const segment = params['resource'] ?? '';
+    const rawQuery = ctx.rawQuery;
+    // '?' never occurs in a path segment, so the key is unambiguous.
+    const target = targetOf(rawQuery === undefined ? segment : `${segment}?${rawQuery}`);
     const load = registry.get(target.name);
     if (load === undefined) throw new HttpError(problem(404, 'not-found'));
-    const accept = ctx.headers.accept;
-    const selection = selector.select(target.extension, target.extension === undefined ? target.returnType : undefined, accept);
+    const selection = selector.select(target.extension, target.extension === undefined ? target.returnType : undefined, ctx.headers.accept);
     if (selection.kind === 'not-acceptable') {
       throw new HttpError(problem(406, 'not-acceptable', { detail: 'This resource is available as JSON or XML.', available: [...OFFERED] }), {
         vary: 'Accept',
-        ...(extensionPath(target, 'json').length <= MAX_LINK_LENGTH ? { link: alternates(target, undefined).join(', ') } : {}),
+        ...(target.both === undefined ? {} : { link: target.both }),
       });
     }
+    // A fresh URLSearchParams per call: a loader may change the one it gets.
     const search = new URLSearchParams();
-    for (const [k, values] of target.query) for (const v of values) search.append(k, v);
+    const pairs = target.pairs;
+    for (let i = 0; i < pairs.length; i += 2) search.append(pairs[i] as string, pairs[i + 1] as string);
     const loaded = load(search);
     // Loaders usually return a plain value: answer synchronously then, without a promise round.
     if (isThenable(loaded)) return Promise.resolve(loaded).then((value) => represent(target, selection, value, etagOf));
@@ -77,29 +120,18 @@ export function createRepresentationHandler(registry: Registry, selector: Select
 }
 
 /** Serializes a loaded value into the chosen representation, with its N-7 and N-13 headers. */
-function represent(
-  target: ResourceTarget,
-  selection: Extract<Selection, { kind: 'chosen' }>,
-  loaded: unknown,
-  etagOf: (mediaType: string, body: string) => string,
-): Reply {
+function represent(target: Target, selection: Extract<Selection, { kind: 'chosen' }>, loaded: unknown, etagOf: (mediaType: string, body: string) => string): Reply {
   const value = loaded ?? null;
-  const body = selection.format === 'json' ? JSON.stringify(value) ?? 'null' : toXml(value, { root: target.name });
+  const json = selection.format === 'json';
+  const body = json ? JSON.stringify(value) ?? 'null' : toXml(value, { root: target.name });
+  const links = json ? target.json : target.xml;
   const headers: Record<string, string> = { 'content-type': CONTENT_TYPES[selection.type] };
-  // N-13, within reason: a long query would make these headers larger than clients accept.
-  const query = linkQuery(target); // encoded once for Link and Content-Location
-  const self = extensionPath(target, selection.format, query);
-  if (self.length <= MAX_LINK_LENGTH) {
-    headers['link'] = alternates(target, selection.type, query).join(', ');
-    if (selection.byAccept) headers['content-location'] = self;
+  if (links !== undefined) {
+    headers['link'] = links.link;
+    if (selection.byAccept) headers['content-location'] = links.location;
   }
-  return {
-    status: 200,
-    headers,
-    body,
-    etag: etagOf(selection.type, body),
-    ...(selection.byAccept ? { vary: VARY_ACCEPT } : {}),
-  };
+  const etag = etagOf(selection.type, body);
+  return selection.byAccept ? { status: 200, headers, body, etag, vary: VARY_ACCEPT } : { status: 200, headers, body, etag };
 }
 
 const VARY_ACCEPT: readonly string[] = ['Accept'];
@@ -108,27 +140,13 @@ function isThenable(value: unknown): value is PromiseLike<unknown> {
   return typeof value === 'object' && value !== null && typeof (value as { then?: unknown }).then === 'function';
 }
 
-/** N-13: `Link: <…>; rel="alternate"; type="…"` for each representation other than `current`. */
-function alternates(target: ResourceTarget, current: MediaType | undefined, query = linkQuery(target)): string[] {
-  const links: string[] = [];
-  if (current !== 'application/json') links.push(`<${extensionPath(target, 'json', query)}>; rel="alternate"; type="application/json"`);
-  if (current !== 'application/xml' && current !== 'text/xml') {
-    links.push(`<${extensionPath(target, 'xml', query)}>; rel="alternate"; type="application/xml"`);
-  }
-  return links;
-}
-
-/** The extension form's path with the query re-encoded (see linkQuery). */
-function extensionPath(target: ResourceTarget, format: Format, query = linkQuery(target)): string {
-  return `/api/${target.name}.${format}${query}`;
-}
-
-/** The query re-encoded, less `return_type` (it no longer decides): '' or '?k=v&…'. */
-function linkQuery(target: ResourceTarget): string {
+/** The query re-encoded, less `return_type` (it no longer decides): '' or '?k=v&…', in request order. */
+function linkQuery(pairs: readonly string[]): string {
   let out = '';
-  for (const [k, values] of target.query) {
-    if (k === 'return_type') continue;
-    for (const v of values) out += `${out === '' ? '?' : '&'}${encodeURIComponent(k)}=${encodeURIComponent(v)}`;
+  for (let i = 0; i < pairs.length; i += 2) {
+    const name = pairs[i] as string;
+    if (name === 'return_type') continue;
+    out += `${out === '' ? '?' : '&'}${encodeURIComponent(name)}=${encodeURIComponent(pairs[i + 1] as string)}`;
   }
   return out;
 }

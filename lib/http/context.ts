@@ -2,8 +2,11 @@ import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import { readBody } from './body.js';
 import { clientAddress, type TrustProxy } from './trust-proxy.js';
 
-/** What a handler may know about a request: parsed once, no access to the raw socket. */
-export interface RequestContext {
+/**
+ * What a handler may know about a request: parsed once, no access to the raw socket. A class, not
+ * an object literal with a closure: one allocation per request, and `#req` stays private.
+ */
+export class RequestContext {
   readonly id: string;
   readonly method: string;
   /** The raw path, without the query. */
@@ -15,27 +18,30 @@ export interface RequestContext {
   /** The client's address (T-5). */
   readonly address: string;
   readonly headers: IncomingHttpHeaders;
-  readBody(limit: number): Promise<Buffer>;
-}
+  readonly #req: IncomingMessage;
 
-export function createContext(req: IncomingMessage, id: string, trust: TrustProxy): RequestContext {
-  const target = originForm(req.url ?? '/');
-  const q = target.indexOf('?');
-  const peer = req.socket.remoteAddress ?? '';
-  const trusted = trust.isTrusted(peer);
-  const direct = (req.socket as { encrypted?: boolean }).encrypted === true;
-  const proto = req.headers['x-forwarded-proto'];
-  const forwardedFor = req.headers['x-forwarded-for'];
-  return {
-    id,
-    method: req.method ?? 'GET',
-    path: q < 0 ? target : target.slice(0, q),
-    rawQuery: q < 0 ? undefined : target.slice(q + 1),
-    secure: direct || (trusted && typeof proto === 'string' && proto.trim().toLowerCase() === 'https'),
-    address: trusted ? clientAddress(peer, typeof forwardedFor === 'string' ? forwardedFor : undefined, trust) : stripMapped(peer),
-    headers: req.headers,
-    readBody: (limit) => readBody(req, limit),
-  };
+  constructor(req: IncomingMessage, id: string, trust: TrustProxy) {
+    const target = originForm(req.url ?? '/');
+    const q = target.indexOf('?');
+    const peer = req.socket.remoteAddress ?? '';
+    const trusted = trust.isTrusted(peer);
+    const direct = (req.socket as { encrypted?: boolean }).encrypted === true;
+    const headers = req.headers;
+    const proto = headers['x-forwarded-proto'];
+    const forwardedFor = headers['x-forwarded-for'];
+    this.id = id;
+    this.method = req.method ?? 'GET';
+    this.path = q < 0 ? target : target.slice(0, q);
+    this.rawQuery = q < 0 ? undefined : target.slice(q + 1);
+    this.secure = direct || (trusted && typeof proto === 'string' && proto.trim().toLowerCase() === 'https');
+    this.address = trusted ? clientAddress(peer, typeof forwardedFor === 'string' ? forwardedFor : undefined, trust) : stripMapped(peer);
+    this.headers = headers;
+    this.#req = req;
+  }
+
+  readBody(limit: number): Promise<Buffer> {
+    return readBody(this.#req, limit);
+  }
 }
 
 /** RFC 9112 §3.2.2: a server must accept the absolute-form (`https://host/path?q`); use its path and query. */

@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { ServiceError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { parseFormat, type Format, type Selector } from '../representation/select.js';
-import { createContext, type RequestContext } from './context.js';
+import { RequestContext } from './context.js';
 import { HttpError, problem, renderProblem, type Problem } from './problem.js';
 import { parseQuery, singleParam } from './query.js';
 import { writeReply, type CommonHeaders, type Reply } from './reply.js';
@@ -35,7 +35,7 @@ export function createDispatcher(options: DispatchOptions): (req: IncomingMessag
 
   return function dispatch(req, res) {
     const id = `${idPrefix}-${(++counter).toString(36)}`;
-    const ctx = createContext(req, id, trust);
+    const ctx = new RequestContext(req, id, trust);
     const common = ctx.secure ? options.secureHeaders : options.plainHeaders;
     if (log.enabled) {
       const started = process.hrtime.bigint();
@@ -50,18 +50,22 @@ export function createDispatcher(options: DispatchOptions): (req: IncomingMessag
         });
       });
     }
-    const ok = (reply: Reply): void => send(req, res, reply, common, id);
-    const failed = (error: unknown): void => send(req, res, errorReply(ctx, error), common, id);
     let result: Reply | Promise<Reply>;
     try {
       result = respond(ctx);
     } catch (error) {
-      failed(error);
+      send(req, res, errorReply(ctx, error), common, id);
       return;
     }
-    if (result instanceof Promise) result.then(ok, failed);
-    else if (hasBody(req)) Promise.resolve(result).then(ok, failed);
-    else ok(result);
+    // The usual case, a plain reply to a request without a body, is written at once, without closures.
+    if (!(result instanceof Promise) && !hasBody(req)) {
+      send(req, res, result, common, id);
+      return;
+    }
+    Promise.resolve(result).then(
+      (reply) => send(req, res, reply, common, id),
+      (error: unknown) => send(req, res, errorReply(ctx, error), common, id),
+    );
   };
 
   /** Routes the request; throws (synchronously or as a rejection) for every failure. */

@@ -6,19 +6,32 @@
 export type Query = ReadonlyMap<string, readonly string[]>;
 
 export function parseQuery(raw: string): Query | undefined {
+  const pairs = parsePairs(raw);
+  if (pairs === undefined) return undefined;
   const query = new Map<string, string[]>();
-  if (raw === '') return query;
+  for (let i = 0; i < pairs.length; i += 2) {
+    const name = pairs[i] as string;
+    const value = pairs[i + 1] as string;
+    const list = query.get(name);
+    if (list === undefined) query.set(name, [value]);
+    else list.push(value);
+  }
+  return query;
+}
+
+/** The query's names and values in request order, alternating (`[name, value, name, value, …]`). */
+export function parsePairs(raw: string): string[] | undefined {
+  const pairs: string[] = [];
+  if (raw === '') return pairs;
   for (const pair of raw.split('&')) {
     if (pair === '') continue;
     const eq = pair.indexOf('=');
     const name = decodeComponent(eq < 0 ? pair : pair.slice(0, eq));
     const value = decodeComponent(eq < 0 ? '' : pair.slice(eq + 1));
     if (name === undefined || value === undefined) return undefined;
-    const list = query.get(name);
-    if (list === undefined) query.set(name, [value]);
-    else list.push(value);
+    pairs.push(name, value);
   }
-  return query;
+  return pairs;
 }
 
 /** Percent-decodes one path segment or query component; undefined when malformed or not UTF-8. */

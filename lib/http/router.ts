@@ -9,8 +9,11 @@ export type Match<H> =
   | { readonly kind: 'method-not-allowed'; readonly allow: readonly string[] }
   | { readonly kind: 'not-found' };
 
+/** One segment of a pattern: a literal to compare, or the name of a parameter. */
+type Segment = { readonly literal: string; readonly param?: undefined } | { readonly literal?: undefined; readonly param: string };
+
 interface Route<H> {
-  readonly segments: readonly string[];
+  readonly segments: readonly Segment[];
   readonly handlers: ReadonlyMap<string, H>;
   readonly allow: readonly string[];
 }
@@ -21,19 +24,21 @@ export interface Router<H> {
 
 const PARAM = /^:[a-zA-Z][a-zA-Z0-9]*$/;
 const LITERAL = /^[A-Za-z0-9._~-]+$/;
+const SLASH = 0x2f;
 
 /**
  * Builds a router from `{ pattern: { METHOD: handler } }`. `OPTIONS` is always allowed and listed;
- * `HEAD` is allowed where `GET` is (the reply writer drops the body).
+ * `HEAD` is allowed where `GET` is (the reply writer drops the body). One trailing slash is ignored.
  */
 export function createRouter<H>(table: Readonly<Record<string, Readonly<Record<string, H>>>>): Router<H> {
   const routes: Route<H>[] = [];
   for (const [pattern, methods] of Object.entries(table)) {
     if (!pattern.startsWith('/')) throw new TypeError(`route pattern must start with '/': ${pattern}`);
-    const segments = pattern.slice(1).split('/');
-    for (const s of segments) {
-      if (!PARAM.test(s) && !LITERAL.test(s)) throw new TypeError(`bad segment "${s}" in route ${pattern}`);
-    }
+    const segments = pattern.slice(1).split('/').map((s): Segment => {
+      if (PARAM.test(s)) return { param: s.slice(1) };
+      if (LITERAL.test(s)) return { literal: s };
+      throw new TypeError(`bad segment "${s}" in route ${pattern}`);
+    });
     const handlers = new Map<string, H>(Object.entries(methods));
     if (handlers.has('GET') && !handlers.has('HEAD')) handlers.set('HEAD', handlers.get('GET') as H);
     const allow = [...handlers.keys()];
@@ -43,10 +48,10 @@ export function createRouter<H>(table: Readonly<Record<string, Readonly<Record<s
 
   return {
     match(method, path) {
-      const trimmed = path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path;
-      const parts = trimmed.slice(1).split('/');
+      if (path.charCodeAt(0) !== SLASH) return { kind: 'not-found' };
+      const end = path.length > 1 && path.charCodeAt(path.length - 1) === SLASH ? path.length - 1 : path.length;
       for (const route of routes) {
-        const params = matchSegments(route.segments, parts);
+        const params = matchRoute(route.segments, path, end);
         if (params === undefined) continue;
         const handler = route.handlers.get(method);
         if (handler !== undefined) return { kind: 'found', handler, params, allow: route.allow };
@@ -57,18 +62,27 @@ export function createRouter<H>(table: Readonly<Record<string, Readonly<Record<s
   };
 }
 
-function matchSegments(pattern: readonly string[], parts: readonly string[]): Record<string, string> | undefined {
-  if (pattern.length !== parts.length) return undefined;
-  // Literals first, without allocating: most routes tried are not the one that matches.
-  for (let i = 0; i < pattern.length; i++) {
-    const want = pattern[i] as string;
-    const got = parts[i] as string;
-    if (want.charCodeAt(0) === 0x3a /* ':' */ ? got === '' : want !== got) return undefined;
+/**
+ * Walks `path[0, end)` segment by segment against a pattern, in place: no split, and the params
+ * object is made only once a parameter matched (the routes tried first usually fail on a literal).
+ */
+function matchRoute(pattern: readonly Segment[], path: string, end: number): Record<string, string> | undefined {
+  let params: Record<string, string> | undefined;
+  let pos = 1;
+  const last = pattern.length - 1;
+  for (let i = 0; i <= last; i++) {
+    let stop = path.indexOf('/', pos);
+    if (stop < 0 || stop > end) stop = end;
+    // The last segment must reach the end; any other must be followed by a '/'.
+    if (i === last ? stop !== end : stop === end) return undefined;
+    const segment = pattern[i] as Segment;
+    if (segment.param === undefined) {
+      if (stop - pos !== segment.literal.length || !path.startsWith(segment.literal, pos)) return undefined;
+    } else {
+      if (stop === pos) return undefined;
+      (params ??= {})[segment.param] = path.slice(pos, stop);
+    }
+    pos = stop + 1;
   }
-  const params: Record<string, string> = {};
-  for (let i = 0; i < pattern.length; i++) {
-    const want = pattern[i] as string;
-    if (want.charCodeAt(0) === 0x3a) params[want.slice(1)] = parts[i] as string;
-  }
-  return params;
+  return params ?? {};
 }

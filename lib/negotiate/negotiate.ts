@@ -1,3 +1,4 @@
+import { createMemo } from '../memo.js';
 import { AcceptScanner } from './accept-scanner.js';
 import type { MediaRange } from './accept.js';
 
@@ -40,40 +41,10 @@ export function createNegotiator(offered: readonly string[], options: Negotiator
   }
   const scanner = new AcceptScanner(false);
   const whenAbsent = types[0];
-
-  // Two generations instead of a strict LRU: a hit in the young map costs one lookup; when the
-  // young map is full it becomes the old one and the old one is dropped, so entries still in use
-  // survive by being promoted.
-  const generation = Math.ceil(cacheSize / 2);
-  let young = new Map<string, number>();
-  let old = new Map<string, number>();
-  const remember = (accept: string, index: number): void => {
-    if (young.size >= generation) {
-      old = young;
-      young = new Map();
-    }
-    young.set(accept, index);
-  };
-
-  if (generation === 0) {
-    return (accept) => {
-      const index = selection.fromHeader(accept, scanner);
-      return index < 0 ? undefined : types[index];
-    };
-  }
+  const indexOf = createMemo((accept) => selection.fromHeader(accept, scanner), { size: cacheSize, maxKeyLength: MAX_CACHED_HEADER });
   return (accept) => {
     if (accept === undefined) return whenAbsent;
-    let index = young.get(accept);
-    if (index === undefined) {
-      index = old.get(accept);
-      if (index !== undefined) {
-        old.delete(accept);
-        remember(accept, index);
-      } else {
-        index = selection.fromHeader(accept, scanner);
-        if (accept.length <= MAX_CACHED_HEADER) remember(accept, index);
-      }
-    }
+    const index = indexOf(accept);
     return index < 0 ? undefined : types[index];
   };
 }

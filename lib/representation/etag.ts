@@ -1,33 +1,25 @@
 import * as crypto from 'node:crypto';
+import { createMemo } from '../memo.js';
 
 // crypto.hash (Node >= 20.12) digests in one call, without a Hash object: about 1 µs instead of
 // 2.5 µs for a small body, on every representation response. Same bytes hashed, same tags.
 const ONE_SHOT = typeof crypto.hash === 'function';
 
 /**
- * A strong entity tag for one representation (N-7): a hash of its media type and bytes, so JSON,
- * application/xml and text/xml never share a tag even when their bodies are equal.
- */
-export function strongEtag(mediaType: string, body: string): string {
-  return computeEtag(mediaType, body);
-}
-
-/**
- * strongEtag with a small memo for short bodies, which repeat (the same resource asked again): a
- * Map lookup instead of a SHA-256 per response. Bounded: cleared when full. Per instance.
+ * Strong entity tags for representations (N-7): a hash of the media type and the bytes, so JSON,
+ * application/xml and text/xml never share a tag even when their bodies are equal. Short bodies
+ * repeat (the same resource asked again), so a bounded memo per media type (lib/memo.ts) answers
+ * them with a Map lookup instead of a SHA-256. All state belongs to the returned function.
  */
 export function createEtagMemo(maxEntries = 512, maxBodyLength = 2048): (mediaType: string, body: string) => string {
-  let memo = new Map<string, string>();
+  const byType = new Map<string, (body: string) => string>();
   return (mediaType, body) => {
-    if (body.length > maxBodyLength) return computeEtag(mediaType, body);
-    const key = `${mediaType}\0${body}`;
-    let tag = memo.get(key);
-    if (tag === undefined) {
-      tag = computeEtag(mediaType, body);
-      if (memo.size >= maxEntries) memo = new Map();
-      memo.set(key, tag);
+    let memo = byType.get(mediaType);
+    if (memo === undefined) {
+      memo = createMemo((text) => computeEtag(mediaType, text), { size: maxEntries, maxKeyLength: maxBodyLength });
+      byType.set(mediaType, memo);
     }
-    return tag;
+    return memo(body);
   };
 }
 

@@ -21,6 +21,18 @@ export interface Selector {
 
 const PROBLEM_OFFERED = ['application/problem+json', 'application/json', 'application/problem+xml', 'application/xml', 'text/xml'] as const;
 
+// Selections are constants: choosing allocates nothing.
+const BY_FORMAT: { readonly [F in Format]: Selection } = {
+  json: { kind: 'chosen', type: 'application/json', format: 'json', byAccept: false },
+  xml: { kind: 'chosen', type: 'application/xml', format: 'xml', byAccept: false },
+};
+const BY_ACCEPT: { readonly [T in MediaType]: Selection } = {
+  'application/json': { kind: 'chosen', type: 'application/json', format: 'json', byAccept: true },
+  'application/xml': { kind: 'chosen', type: 'application/xml', format: 'xml', byAccept: true },
+  'text/xml': { kind: 'chosen', type: 'text/xml', format: 'xml', byAccept: true },
+};
+const NOT_ACCEPTABLE: Selection = { kind: 'not-acceptable' };
+
 /** Per-service selector: owns the negotiators' bounded caches. */
 export function createSelector(): Selector {
   const negotiate = createNegotiator(OFFERED);
@@ -28,10 +40,9 @@ export function createSelector(): Selector {
   return {
     select(extension, returnType, accept) {
       const fixed = extension ?? returnType;
-      if (fixed !== undefined) return { kind: 'chosen', type: fixed === 'json' ? 'application/json' : 'application/xml', format: fixed, byAccept: false };
+      if (fixed !== undefined) return BY_FORMAT[fixed];
       const type = negotiate(accept) as MediaType | undefined;
-      if (type === undefined) return { kind: 'not-acceptable' };
-      return { kind: 'chosen', type, format: type === 'application/json' ? 'json' : 'xml', byAccept: true };
+      return type === undefined ? NOT_ACCEPTABLE : BY_ACCEPT[type];
     },
     problemFormat(extension, returnType, accept) {
       const fixed = extension ?? returnType;

@@ -77,6 +77,42 @@ test('A-1 on a plain node:http server the handler serves representations and ref
   assert.equal(r.headers['strict-transport-security'], undefined);
 });
 
+test('A-2 a loader is called for every request: repeated targets get fresh values, fresh ETags and their own query', async (t) => {
+  const dir = await tempDir(t);
+  let calls = 0;
+  const service = createService({
+    store: join(dir, 'users.json'),
+    scrypt: FAST_SCRYPT,
+    log: false,
+    resources: {
+      counter: (q) => {
+        calls += 1;
+        const seen = q.getAll('tag');
+        // A loader may change the URLSearchParams it gets; the next request must not see that.
+        q.append('tag', 'added-by-loader');
+        q.delete('n');
+        return { calls, seen };
+      },
+    },
+  });
+  const server = createHttpServer(service.handler);
+  const port = await listen(server);
+  t.after(async () => {
+    server.close();
+    await service.close();
+  });
+  const url = `http://127.0.0.1:${port}/api/counter.json?tag=a&n=1&tag=b%20c`;
+  const first = await request(url);
+  const second = await request(url);
+  assert.deepEqual(JSON.parse(first.body), { calls: 1, seen: ['a', 'b c'] });
+  assert.deepEqual(JSON.parse(second.body), { calls: 2, seen: ['a', 'b c'] });
+  assert.notEqual(first.headers['etag'], second.headers['etag']);
+  // The N-13 links carry the request's own query, in its order, however often it was asked.
+  assert.equal(second.headers['link'], '</api/counter.xml?tag=a&n=1&tag=b%20c>; rel="alternate"; type="application/xml"');
+  const xml = await request(url.replace('.json', '.xml'));
+  assert.equal(parseXml(xml.body).children.find((c) => c.name === 'calls')?.text, '3');
+});
+
 test('A-1 on a node:http2 secure server (compat API)', async (t) => {
   const dir = await tempDir(t);
   const service = createService({ store: join(dir, 'users.json'), scrypt: FAST_SCRYPT, log: false });

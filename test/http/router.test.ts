@@ -25,6 +25,17 @@ const cases: ReadonlyArray<readonly [method: string, path: string, expected: str
   ['PUT', '/user/alice/Password', 'not-found'],
   ['GET', '/', 'not-found'],
   ['GET', '', 'not-found'],
+  ['GET', 'api/something', 'not-found'],
+  ['GET', '//api/something', 'not-found'],
+  ['GET', '/api/something/x/', 'not-found'],
+  ['GET', '/apix/something', 'not-found'],
+  ['GET', '/ap/something', 'not-found'],
+  ['GET', '/api/a%2Fb', 'found representation {"resource":"a%2Fb"}'],
+  ['PUT', '/user/alice/password/', 'found put {"name":"alice"}'],
+  ['PUT', '/user/alice/password//', 'not-found'],
+  ['PUT', '/user/alice/passwordx', 'not-found'],
+  ['PUT', '/user/alice', 'not-found'],
+  ['PUT', '/user/alice/', 'not-found'],
 ];
 
 for (const [method, path, expected] of cases) {

@@ -1,0 +1,36 @@
+/**
+ * A bounded memo for a pure function of a string: the request path's way of not redoing work for
+ * values that repeat (Accept headers, request targets, response bodies). Never unbounded, so a
+ * client sending a new value with every request cannot grow it: keys longer than `maxKeyLength`
+ * are computed and not remembered, and at most `size` keys are kept.
+ *
+ * Two generations instead of a strict LRU: a hit in the young map costs one lookup; when the young
+ * map is full it becomes the old one and the old one is dropped, so keys still in use survive by
+ * being promoted. A computation that throws remembers nothing.
+ */
+export function createMemo<V>(compute: (key: string) => V, options: { readonly size: number; readonly maxKeyLength: number }): (key: string) => V {
+  const generation = Math.ceil(options.size / 2);
+  const { maxKeyLength } = options;
+  if (generation === 0) return compute;
+  let young = new Map<string, V>();
+  let old = new Map<string, V>();
+  const remember = (key: string, value: V): V => {
+    if (young.size >= generation) {
+      old = young;
+      young = new Map();
+    }
+    young.set(key, value);
+    return value;
+  };
+  return (key) => {
+    const hit = young.get(key);
+    if (hit !== undefined) return hit;
+    const aged = old.get(key);
+    if (aged !== undefined) {
+      old.delete(key);
+      return remember(key, aged);
+    }
+    const value = compute(key);
+    return key.length <= maxKeyLength && value !== undefined ? remember(key, value) : value;
+  };
+}
