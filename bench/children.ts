@@ -1,7 +1,8 @@
 // Child processes of the benchmark: servers under test and the load generator, each its own
 // process running compiled JavaScript (bench/results/build) with no loader, talked to over IPC.
-import { fork, type ChildProcess } from 'node:child_process';
+import { execFileSync, fork, type ChildProcess } from 'node:child_process';
 import { openSync } from 'node:fs';
+import { cpus } from 'node:os';
 import { join } from 'node:path';
 import type { ReadyMessage, Usage, EventLoopDelay } from './servers/control.js';
 
@@ -93,6 +94,21 @@ function start(script: string, args: readonly string[], stdoutToDevNull: boolean
       resolve({ child, ready: message });
     });
   });
+}
+
+/**
+ * Pins a process and all its threads (and threads it starts later) to one CPU with `taskset`
+ * (util-linux), so a server and the load generator never share a core or migrate between cores.
+ * Returns false where that is not possible (no taskset, one CPU): the run goes on unpinned.
+ */
+export function pinToCpu(pid: number, cpu: number): boolean {
+  if (cpus().length < 2) return false;
+  try {
+    execFileSync('taskset', ['-a', '-p', '-c', String(cpu), String(pid)], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** Starts a server script from bench/servers with its ServerArgs; resolves when it listens. */

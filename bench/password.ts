@@ -22,7 +22,7 @@ export interface PasswordResult {
   readonly getP99Ratio: number;
   readonly rssBeforeMiB: number;
   readonly peakRssMiB: number;
-  /** Hashes allowed in flight (the service's hashConcurrency) and the bound it implies: RSS before + 128 MiB each. */
+  /** Hashes allowed in flight (the service's hashConcurrency) and the RSS before + 128 MiB each (scrypt's part of the bound). */
   readonly hashConcurrency: number;
   readonly boundMiB: number;
 }

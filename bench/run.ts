@@ -2,7 +2,7 @@
 // table (stdout) and the full results as JSON (bench/results/latest.json).
 //
 //   npm run bench [-- --quick] [--only http,tls,negotiation,xml,password,store] [--rounds N]
-//                 [--seconds S] [--servers httpskit,fastify,…] [--cpu-prof]
+//                 [--seconds S] [--servers httpskit,fastify,…] [--cpu-prof] [--unpinned]
 //
 // Servers under test and the load generator each run in their own process, from JavaScript
 // compiled here first (bench/results/build), so no loader sits in a measured process.
@@ -12,7 +12,7 @@ import { cpus, loadavg, release, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { createSelfSignedCertificate } from '../lib/tls/dev-cert.js';
-import { BUILD_DIR, runJson, startLoad, startServer, type ServerChild } from './children.js';
+import { BUILD_DIR, pinToCpu, runJson, startLoad, startServer, type ServerChild } from './children.js';
 import { runScenario, scenarios, type ScenarioResult } from './http.js';
 import type { NegotiationRow } from './negotiation.js';
 import { runPasswordBench, type PasswordResult } from './password.js';
@@ -33,6 +33,7 @@ const { values } = parseArgs({
     rounds: { type: 'string' },
     seconds: { type: 'string' },
     servers: { type: 'string' },
+    unpinned: { type: 'boolean', default: false },
     'cpu-prof': { type: 'boolean', default: false },
   },
 });
@@ -94,6 +95,7 @@ writeFileSync(keyFile, key, { mode: 0o600 });
 const profileDir = join(RESULTS, 'profiles');
 if (values['cpu-prof'] === true) rmSync(profileDir, { recursive: true, force: true });
 
+let pinned = false;
 let negotiation: NegotiationRow[] | undefined;
 let xml: XmlRow[] | undefined;
 let store: StoreRow[] | undefined;
@@ -116,6 +118,10 @@ try {
   }
   if (wants('http') || wants('tls')) {
     const load = await startLoad();
+    // Every server on CPU 0, the load generator on CPU 1: they never compete for a core, and a
+    // server's caches are its own (the ratios then vary far less from round to round).
+    const pin = values.unpinned !== true;
+    pinned = pin && pinToCpu(load.pid, 1);
     const servers = new Map<string, ServerChild>();
     try {
       for (const [name, script, log] of [
@@ -129,7 +135,9 @@ try {
       ] as const) {
         if (!chosenServers.has(name)) continue;
         const profile = values['cpu-prof'] === true && name.startsWith('httpskit') ? ['--cpu-prof', `--cpu-prof-dir=${join(profileDir, name)}`] : [];
-        servers.set(name, await startServer(name, script, { certFile, keyFile, log, store: join(work, `${name}.json`) }, profile));
+        const server = await startServer(name, script, { certFile, keyFile, log, store: join(work, `${name}.json`) }, profile);
+        if (pinned) pinToCpu(server.pid, 0);
+        servers.set(name, server);
       }
       const options = { rounds: settings.rounds, seconds: settings.seconds, warmupSeconds: settings.warmupSeconds, connections: settings.connections, progress };
       for (const scenario of scenarios()) {
@@ -178,11 +186,12 @@ try {
   rmSync(work, { recursive: true, force: true });
 }
 
-const results: Results = { machine, settings: { ...settings, durationSeconds: Math.round((Date.now() - started) / 1000) }, http, memory, negotiation, xml, password, store };
+const results: Results = { machine, settings: { ...settings, pinned, durationSeconds: Math.round((Date.now() - started) / 1000) }, http, memory, negotiation, xml, password, store };
 const rows = tableRows(results);
 const markdown = [
   `Run of ${machine.date}: ${machine.cores} × ${machine.cpuModel}, Node ${machine.node}, OpenSSL ${machine.openssl}, ` +
-    `${settings.rounds} rounds of ${settings.seconds} s per server and scenario, ${settings.connections} connections${quick ? ' (--quick)' : ''}; ` +
+    `${settings.rounds} rounds of ${settings.seconds} s per server and scenario, ${settings.connections} connections${quick ? ' (--quick)' : ''}` +
+    `${pinned ? ', servers on CPU 0 and the load generator on CPU 1' : ''}; ` +
     `took ${Math.round((Date.now() - started) / 1000)} s.`,
   '',
   markdownTable(rows),

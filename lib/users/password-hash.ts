@@ -3,8 +3,9 @@
 // the convention of passlib and @phc/scrypt; salt and hash are base64 without
 // padding (PHC string format "B64").
 
-import { randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
+import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { hasLoneSurrogate, preparePassword } from './prepare.js';
+import { scryptKey } from './scrypt-pool.js';
 
 /** scrypt cost: N = 2^ln, block size r, parallelism p. */
 export interface ScryptCost {
@@ -92,12 +93,7 @@ function derive(password: string, salt: Buffer, cost: ScryptCost, keyLength: num
   const maxmem = 128 * cost.r * (N + 2 + cost.p) + 1024 * 1024;
   // Preparation is idempotent; redoing it means no caller can store an unverifiable hash.
   const input = Buffer.from(preparePassword(password), 'utf8');
-  return new Promise((resolve, reject) => {
-    scrypt(input, salt, keyLength, { N, r: cost.r, p: cost.p, maxmem }, (error, key) => {
-      if (error === null) resolve(key);
-      else reject(error);
-    });
-  });
+  return scryptKey(input, salt, keyLength, { N, r: cost.r, p: cost.p, maxmem });
 }
 
 function checkCost(cost: ScryptCost): void {
