@@ -11,12 +11,12 @@ const ONE_SHOT = typeof crypto.hash === 'function';
  * repeat (the same resource asked again), so a bounded memo per media type (lib/memo.ts) answers
  * them with a Map lookup instead of a SHA-256. All state belongs to the returned function.
  */
-export function createEtagMemo(maxEntries = 512, maxBodyLength = 2048): (mediaType: string, body: string) => string {
+export function createEtagMemo(entriesPerType = 256, maxBodyLength = 2048): (mediaType: string, body: string) => string {
   const byType = new Map<string, (body: string) => string>();
   return (mediaType, body) => {
     let memo = byType.get(mediaType);
     if (memo === undefined) {
-      memo = createMemo((text) => computeEtag(mediaType, text), { size: maxEntries, maxKeyLength: maxBodyLength });
+      memo = createMemo((text) => computeEtag(mediaType, text), { size: entriesPerType, maxKeyLength: maxBodyLength });
       byType.set(mediaType, memo);
     }
     return memo(body);

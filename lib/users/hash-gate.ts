@@ -1,8 +1,8 @@
-// Bounds concurrent password hashing (CONTRACT P-8). Async scrypt runs on the libuv
-// thread pool (4 threads unless UV_THREADPOOL_SIZE says otherwise), which async fs
-// shares; at N=2^17 each hash also holds 128 MiB. Beyond `concurrency` running
-// hashes, callers wait in a bounded queue; when that is full they are refused at
-// once (the caller answers 503 with Retry-After) instead of piling up memory.
+// Bounds a service's concurrent password hashing (CONTRACT P-8). At N=2^17 each hash
+// holds 128 MiB, and the process runs at most UV_THREADPOOL_SIZE (default 4) at once
+// (scrypt-pool.ts). Beyond `concurrency` running hashes, callers wait in a bounded
+// queue; when that is full they are refused at once (the caller answers 503 with
+// Retry-After) instead of piling up memory.
 
 export interface HashGateOptions {
   /** Hashes running at once. @default Number(process.env.UV_THREADPOOL_SIZE) || 4 */

@@ -86,14 +86,18 @@ export async function createDummyHash(cost: ScryptCost): Promise<string> {
   return hashPassword(randomBytes(32).toString('base64url'), cost);
 }
 
-function derive(password: string, salt: Buffer, cost: ScryptCost, keyLength: number): Promise<Buffer> {
+async function derive(password: string, salt: Buffer, cost: ScryptCost, keyLength: number): Promise<Buffer> {
   const N = 2 ** cost.ln;
   // OpenSSL refuses unless maxmem >= 128*r*(N+2) + 128*r*p (measured; the Node
   // default of 32 MiB is too small for N=2^17). The margin costs nothing: it is a limit, not an allocation.
   const maxmem = 128 * cost.r * (N + 2 + cost.p) + 1024 * 1024;
   // Preparation is idempotent; redoing it means no caller can store an unverifiable hash.
   const input = Buffer.from(preparePassword(password), 'utf8');
-  return scryptKey(input, salt, keyLength, { N, r: cost.r, p: cost.p, maxmem });
+  try {
+    return await scryptKey(input, salt, keyLength, { N, r: cost.r, p: cost.p, maxmem });
+  } finally {
+    input.fill(0); // the bytes may share Node's buffer pool with later allocations
+  }
 }
 
 function checkCost(cost: ScryptCost): void {

@@ -4,34 +4,39 @@
 // and every asynchronous fs call of the store queues behind them in the same pool.
 //
 // On Linux each hash runs instead on a worker thread of this module's own, which lowers its own
-// scheduling priority (nice +10; the nice value is per thread on Linux): hashes still get every
-// idle cycle, and yield to the event loop whenever it has work. The hashing gate (hash-gate.ts)
-// still decides how many run at once. Where a thread's priority cannot be set (other systems), or a
-// worker cannot be started, `crypto.scrypt` runs as before.
+// scheduling priority to nice +10 (the nice value is per thread on Linux): hashes still get every
+// idle cycle, and yield to the event loop whenever it has work. If the priority cannot be lowered,
+// the worker hashes at normal priority (as the libuv pool did). As with the libuv pool, at most
+// UV_THREADPOOL_SIZE (default 4) hashes run at once in the whole process, whatever the services'
+// gates allow (hash-gate.ts); further hashes wait their turn. Elsewhere, or when workers cannot be
+// started, `crypto.scrypt` runs as before.
 import { scrypt, type ScryptOptions } from 'node:crypto';
 import { Worker } from 'node:worker_threads';
 
-/** The hashing threads' nice value: well below the event loop (0), not starved by other processes. */
+/** The hashing threads' nice value: well below the event loop (0), yet not starved by other processes. */
 export const HASH_THREAD_NICE = 10;
-/** An idle worker is ended after this long (its isolate is about 10 MiB). */
+/** Hashes at once in the process: the libuv pool's size, the bound that held when scrypt ran there. */
+export const PROCESS_HASH_LIMIT = Math.min(1024, Math.max(1, Math.trunc(Number(process.env['UV_THREADPOOL_SIZE'])) || 4));
+/** An idle worker is ended after this long (its isolate is about 8 MiB). */
 const IDLE_MS = 10_000;
-/** More hashes at once than this (the gate normally bounds them far lower) use crypto.scrypt. */
-const MAX_WORKERS = 64;
+/** Workers that die or fail to start this many times in a row turn the workers off for the process. */
+const MAX_FAILURES = 3;
 
 // CommonJS, evaluated as the worker's main script: nothing to resolve on disk, under any loader.
+// setPriority(pid 0) is setpriority(2) on the calling thread: on Linux that is this thread alone.
+// The password bytes arrive in a buffer of their own (transferred) and are zeroed after use.
 const WORKER_SOURCE = `'use strict';
 const { parentPort } = require('node:worker_threads');
 const { scryptSync } = require('node:crypto');
-try {
-  // '/proc/thread-self' links to '<pid>/task/<tid>': this thread's id, which setpriority(2) takes.
-  const tid = Number(require('node:fs').readlinkSync('/proc/thread-self').split('/').pop());
-  if (Number.isInteger(tid) && tid > 0) require('node:os').setPriority(tid, ${HASH_THREAD_NICE});
-} catch {}
+try { require('node:os').setPriority(${HASH_THREAD_NICE}); } catch {}
 parentPort.on('message', (m) => {
   try {
-    parentPort.postMessage({ key: scryptSync(m.input, m.salt, m.keyLength, m.options) });
+    const key = new Uint8Array(scryptSync(m.input, m.salt, m.keyLength, m.options));
+    parentPort.postMessage({ key }, [key.buffer]);
   } catch (error) {
     parentPort.postMessage({ error: { message: String(error && error.message), code: error && error.code } });
+  } finally {
+    m.input.fill(0);
   }
 });
 `;
@@ -41,69 +46,104 @@ interface Reply {
   readonly error?: { readonly message: string; readonly code?: string };
 }
 
-const useWorkers = process.platform === 'linux';
+let workersOn = process.platform === 'linux';
+let failures = 0;
+let running = 0;
+const waiting: Array<() => void> = [];
 const idle: Worker[] = [];
 const idleTimers = new Map<Worker, NodeJS.Timeout>();
-let busy = 0;
 
 /** scrypt into `keyLength` bytes, off the event loop, at a lower priority where the OS allows it. */
 export function scryptKey(input: Buffer, salt: Buffer, keyLength: number, options: ScryptOptions): Promise<Buffer> {
-  const worker = useWorkers && busy < MAX_WORKERS ? acquire() : undefined;
-  if (worker === undefined) return libuvScrypt(input, salt, keyLength, options);
-  busy++;
   return new Promise<Buffer>((resolve, reject) => {
-    const settle = (): void => {
-      busy--;
+    const start = (): void => {
+      running++;
+      hash(input, salt, keyLength, options)
+        .then(resolve, reject)
+        .finally(() => {
+          running--;
+          waiting.shift()?.();
+        });
+    };
+    if (running < PROCESS_HASH_LIMIT) start();
+    else waiting.push(start);
+  });
+}
+
+function hash(input: Buffer, salt: Buffer, keyLength: number, options: ScryptOptions): Promise<Buffer> {
+  const worker = workersOn ? acquire() : undefined;
+  if (worker === undefined) return libuvScrypt(input, salt, keyLength, options);
+  // Copies in buffers of their own: a Buffer's bytes may sit in Node's shared 8 KiB pool next to
+  // other requests' secrets, and posting a view clones its whole ArrayBuffer.
+  const bytes = new Uint8Array(input);
+  const saltBytes = new Uint8Array(salt);
+  return new Promise<Buffer>((resolve, reject) => {
+    const detach = (): void => {
       worker.off('message', onMessage);
+      worker.off('messageerror', onFailure);
       worker.off('error', onFailure);
       worker.off('exit', onFailure);
     };
     const onMessage = (reply: Reply): void => {
-      settle();
-      release(worker);
+      detach();
+      failures = 0;
+      park(worker);
       if (reply.key !== undefined) resolve(Buffer.from(reply.key.buffer, reply.key.byteOffset, reply.key.byteLength));
       else reject(Object.assign(new Error(reply.error?.message ?? 'scrypt failed'), { code: reply.error?.code }));
     };
-    // A worker that dies mid-hash (out of memory, terminated) is not reused; the hash runs on libuv.
+    // A worker that dies or fails mid-hash is not reused; this hash runs on the libuv pool.
     const onFailure = (): void => {
-      settle();
+      detach();
+      if (++failures >= MAX_FAILURES) workersOn = false;
+      forget(worker);
       void worker.terminate();
       libuvScrypt(input, salt, keyLength, options).then(resolve, reject);
     };
     worker.on('message', onMessage);
-    worker.once('error', onFailure);
-    worker.once('exit', onFailure);
-    worker.postMessage({ input, salt, keyLength, options });
+    worker.on('messageerror', onFailure);
+    worker.on('error', onFailure);
+    worker.on('exit', onFailure);
+    worker.postMessage({ input: bytes, salt: saltBytes, keyLength, options }, [bytes.buffer, saltBytes.buffer]);
   });
 }
 
 function acquire(): Worker | undefined {
-  const reused = idle.pop();
-  if (reused !== undefined) {
-    clearTimeout(idleTimers.get(reused));
-    idleTimers.delete(reused);
-    reused.ref();
-    return reused;
+  for (let worker = idle.pop(); worker !== undefined; worker = idle.pop()) {
+    clearTimeout(idleTimers.get(worker));
+    idleTimers.delete(worker);
+    if (worker.threadId < 0) continue; // exited while parked
+    worker.ref();
+    return worker;
   }
   try {
-    return new Worker(WORKER_SOURCE, { eval: true, stdout: false, stderr: false });
+    const worker = new Worker(WORKER_SOURCE, { eval: true, execArgv: [], stdout: false, stderr: false });
+    // For its whole life: a parked worker that dies is dropped, and its errors never go unhandled.
+    worker.on('exit', () => forget(worker));
+    worker.on('error', () => forget(worker));
+    return worker;
   } catch {
+    workersOn = false;
     return undefined;
   }
 }
 
 /** Parks a worker: it no longer keeps the process alive, and ends after IDLE_MS unused. */
-function release(worker: Worker): void {
+function park(worker: Worker): void {
   worker.unref();
   idle.push(worker);
   const timer = setTimeout(() => {
-    idleTimers.delete(worker);
-    const at = idle.indexOf(worker);
-    if (at >= 0) idle.splice(at, 1);
+    forget(worker);
     void worker.terminate();
   }, IDLE_MS);
   timer.unref();
   idleTimers.set(worker, timer);
+}
+
+function forget(worker: Worker): void {
+  clearTimeout(idleTimers.get(worker));
+  idleTimers.delete(worker);
+  const at = idle.indexOf(worker);
+  if (at >= 0) idle.splice(at, 1);
 }
 
 function libuvScrypt(input: Buffer, salt: Buffer, keyLength: number, options: ScryptOptions): Promise<Buffer> {
