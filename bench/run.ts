@@ -134,7 +134,7 @@ try {
         ['fastify+log', 'fastify.js', true],
       ] as const) {
         if (!chosenServers.has(name)) continue;
-        const profile = values['cpu-prof'] === true && name.startsWith('httpskit') ? ['--cpu-prof', `--cpu-prof-dir=${join(profileDir, name)}`] : [];
+        const profile = values['cpu-prof'] === true ? ['--cpu-prof', `--cpu-prof-dir=${join(profileDir, name)}`] : [];
         const server = await startServer(name, script, { certFile, keyFile, log, store: join(work, `${name}.json`) }, profile);
         if (pinned) pinToCpu(server.pid, 0);
         servers.set(name, server);
@@ -206,7 +206,7 @@ writeFileSync(join(RESULTS, 'latest.md'), `${markdown}\n`);
 console.log(`\n${markdown}\n`);
 
 if (values['cpu-prof'] === true) {
-  for (const name of ['httpskit', 'httpskit+log']) {
+  for (const name of chosenServers) {
     const dir = join(profileDir, name);
     if (!existsSync(dir)) continue;
     for (const file of readdirSync(dir)) {

@@ -22,7 +22,21 @@ export function createMemo<V>(compute: (key: string) => V, options: { readonly s
     young.set(key, value);
     return value;
   };
+  // The last key asked, checked first: a repeat (the same Accept from one client, the same target
+  // or body again) costs a string comparison instead of hashing a new string for the Map.
+  let lastKey: string | undefined;
+  let lastValue: V | undefined;
   return (key) => {
+    if (key === lastKey) return lastValue as V;
+    const value = lookup(key);
+    if (key.length <= maxKeyLength) {
+      lastKey = key;
+      lastValue = value;
+    }
+    return value;
+  };
+
+  function lookup(key: string): V {
     const hit = young.get(key);
     if (hit !== undefined) return hit;
     const aged = old.get(key);
@@ -32,5 +46,5 @@ export function createMemo<V>(compute: (key: string) => V, options: { readonly s
     }
     const value = compute(key);
     return key.length <= maxKeyLength && value !== undefined ? remember(key, value) : value;
-  };
+  }
 }
