@@ -106,11 +106,15 @@ export function createDispatcher(options: DispatchOptions): (req: IncomingMessag
     }
     const { format, byAccept } = problemFormatOf(ctx);
     const rendered = renderProblem(p, format);
+    // Header names from an HttpError may come in any case (a loader's own); Vary is merged with ours.
     const vary = new Set<string>();
-    for (const v of String(headers['vary'] ?? '').split(',')) if (v.trim() !== '') vary.add(v.trim());
-    if (byAccept) vary.add('Accept');
     const rest: Record<string, string | readonly string[]> = {};
-    for (const [k, v] of Object.entries(headers)) if (k.toLowerCase() !== 'vary') rest[k.toLowerCase()] = v;
+    for (const [k, v] of Object.entries(headers)) {
+      const name = k.toLowerCase();
+      if (name !== 'vary') rest[name] = v;
+      else for (const field of String(v).split(',')) if (field.trim() !== '') vary.add(field.trim());
+    }
+    if (byAccept) vary.add('Accept');
     return {
       status: p.status,
       headers: { ...rest, 'content-type': rendered.contentType, 'cache-control': 'no-store' },

@@ -3,6 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 /** What a handler returns; only writeReply() turns it into bytes on the socket. */
 export interface Reply {
   readonly status: number;
+  /** Header names in lowercase (errorReply lowercases what an HttpError brings). */
   readonly headers?: Readonly<Record<string, string | readonly string[]>>;
   readonly body?: string;
   /** Strong entity tag, quoted (`"abc"`); enables If-None-Match → 304 (N-7). */
@@ -30,8 +31,9 @@ export function writeReply(req: IncomingMessage, res: ServerResponse, reply: Rep
   for (const name in common) headers[name] = common[name] as string;
   if (requestId !== undefined) headers['x-request-id'] = requestId;
   const own = reply.headers;
-  if (own !== undefined) for (const name in own) headers[name.toLowerCase()] = own[name] as string | readonly string[];
-  if (reply.vary !== undefined && reply.vary.length > 0) headers['vary'] = reply.vary.join(', ');
+  if (own !== undefined) for (const name in own) headers[name] = own[name] as string | readonly string[];
+  const vary = reply.vary;
+  if (vary !== undefined && vary.length > 0) headers['vary'] = vary.length === 1 ? (vary[0] as string) : vary.join(', ');
   if (reply.close === true) headers['connection'] = 'close';
 
   let status = reply.status;

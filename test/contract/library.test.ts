@@ -113,6 +113,32 @@ test('A-2 a loader is called for every request: repeated targets get fresh value
   assert.equal(parseXml(xml.body).children.find((c) => c.name === 'calls')?.text, '3');
 });
 
+test('A-2 a loader refuses with HttpError and headers of its own, in any case: they reach the client once, lowercased', async (t) => {
+  const dir = await tempDir(t);
+  const service = createService({
+    store: join(dir, 'users.json'),
+    scrypt: FAST_SCRYPT,
+    log: false,
+    resources: {
+      busy: () => {
+        throw new HttpError(problem(503, 'overloaded', { detail: 'Try later.' }), { 'Retry-After': '7', 'X-Shard': 'b', Vary: 'Origin' });
+      },
+    },
+  });
+  const server = createHttpServer(service.handler);
+  const port = await listen(server);
+  t.after(async () => {
+    server.close();
+    await service.close();
+  });
+  const r = await request(`http://127.0.0.1:${port}/api/busy`, { headers: { accept: 'application/json' } });
+  assert.equal(r.status, 503);
+  assert.equal(r.headers['retry-after'], '7');
+  assert.equal(r.headers['x-shard'], 'b');
+  assert.equal(r.headers['vary'], 'Origin, Accept');
+  assert.equal(JSON.parse(r.body).detail, 'Try later.');
+});
+
 test('A-1 on a node:http2 secure server (compat API)', async (t) => {
   const dir = await tempDir(t);
   const service = createService({ store: join(dir, 'users.json'), scrypt: FAST_SCRYPT, log: false });
