@@ -7,11 +7,24 @@ import { connect as http2Connect, createSecureServer } from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import * as lib from '../../lib/index.js';
-import { createService, negotiate, parseAccept, problem, renderProblem, toXml, HttpError, ServiceError } from '../../lib/index.js';
+import { createService, type ServiceOptions, negotiate, parseAccept, problem, renderProblem, toXml, HttpError, ServiceError } from '../../lib/index.js';
 import { request } from '../helpers/https.js';
 import { basic, FAST_SCRYPT, testCertificate } from '../helpers/service.js';
 import { tempDir } from '../helpers/tmp.js';
 import { parseXml } from '../helpers/xml-parse.js';
+
+/** A service's handler on a plain node:http server of the test's own; its base URL. */
+async function onPlainHttp(t: import('node:test').TestContext, resources: ServiceOptions['resources'] = {}): Promise<string> {
+  const dir = await tempDir(t);
+  const service = createService({ store: join(dir, 'users.json'), scrypt: FAST_SCRYPT, log: false, resources });
+  const server = createHttpServer(service.handler);
+  const port = await listen(server);
+  t.after(async () => {
+    server.close();
+    await service.close();
+  });
+  return `http://127.0.0.1:${port}`;
+}
 
 async function listen(server: import('node:net').Server): Promise<number> {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -63,45 +76,26 @@ test('A-1/A-2 the handler mounted on the embedder’s own node:https server, wit
 });
 
 test('A-1 on a plain node:http server the handler serves representations and refuses password operations (T-3)', async (t) => {
-  const dir = await tempDir(t);
-  const service = createService({ store: join(dir, 'users.json'), scrypt: FAST_SCRYPT, log: false });
-  const server = createHttpServer(service.handler);
-  const port = await listen(server);
-  t.after(async () => {
-    server.close();
-    await service.close();
-  });
-  assert.equal((await request(`http://127.0.0.1:${port}/api/something.xml`)).status, 200);
-  const r = await request(`http://127.0.0.1:${port}/user/x/password`, { method: 'PUT', body: 'x' });
+  const base = await onPlainHttp(t);
+  assert.equal((await request(`${base}/api/something.xml`)).status, 200);
+  const r = await request(`${base}/user/x/password`, { method: 'PUT', body: 'x' });
   assert.equal(r.status, 403);
   assert.equal(r.headers['strict-transport-security'], undefined);
 });
 
 test('A-2 a loader is called for every request: repeated targets get fresh values, fresh ETags and their own query', async (t) => {
-  const dir = await tempDir(t);
   let calls = 0;
-  const service = createService({
-    store: join(dir, 'users.json'),
-    scrypt: FAST_SCRYPT,
-    log: false,
-    resources: {
-      counter: (q) => {
-        calls += 1;
-        const seen = q.getAll('tag');
-        // A loader may change the URLSearchParams it gets; the next request must not see that.
-        q.append('tag', 'added-by-loader');
-        q.delete('n');
-        return { calls, seen };
-      },
+  const base = await onPlainHttp(t, {
+    counter: (q) => {
+      calls += 1;
+      const seen = q.getAll('tag');
+      // A loader may change the URLSearchParams it gets; the next request must not see that.
+      q.append('tag', 'added-by-loader');
+      q.delete('n');
+      return { calls, seen };
     },
   });
-  const server = createHttpServer(service.handler);
-  const port = await listen(server);
-  t.after(async () => {
-    server.close();
-    await service.close();
-  });
-  const url = `http://127.0.0.1:${port}/api/counter.json?tag=a&n=1&tag=b%20c`;
+  const url = `${base}/api/counter.json?tag=a&n=1&tag=b%20c`;
   const first = await request(url);
   const second = await request(url);
   assert.deepEqual(JSON.parse(first.body), { calls: 1, seen: ['a', 'b c'] });
@@ -114,24 +108,12 @@ test('A-2 a loader is called for every request: repeated targets get fresh value
 });
 
 test('A-2 a loader refuses with HttpError and headers of its own, in any case: they reach the client once, lowercased', async (t) => {
-  const dir = await tempDir(t);
-  const service = createService({
-    store: join(dir, 'users.json'),
-    scrypt: FAST_SCRYPT,
-    log: false,
-    resources: {
-      busy: () => {
-        throw new HttpError(problem(503, 'overloaded', { detail: 'Try later.' }), { 'Retry-After': '7', 'X-Shard': 'b', Vary: 'Origin' });
-      },
+  const base = await onPlainHttp(t, {
+    busy: () => {
+      throw new HttpError(problem(503, 'overloaded', { detail: 'Try later.' }), { 'Retry-After': '7', 'X-Shard': 'b', Vary: 'Origin' });
     },
   });
-  const server = createHttpServer(service.handler);
-  const port = await listen(server);
-  t.after(async () => {
-    server.close();
-    await service.close();
-  });
-  const r = await request(`http://127.0.0.1:${port}/api/busy`, { headers: { accept: 'application/json' } });
+  const r = await request(`${base}/api/busy`, { headers: { accept: 'application/json' } });
   assert.equal(r.status, 503);
   assert.equal(r.headers['retry-after'], '7');
   assert.equal(r.headers['x-shard'], 'b');
