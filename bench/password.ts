@@ -16,10 +16,12 @@ export interface PasswordResult {
   /** Wall time until all concurrent changes were answered, ms. */
   readonly concurrentWallMs: number;
   readonly statuses: readonly number[];
+  /** The round whose ratio is the median: its windows with nothing hashing and with the changes. */
   readonly idle: Responsiveness;
   readonly busy: Responsiveness;
-  /** busy GET p99 / idle GET p99 (target at most 1.5). */
+  /** busy GET p99 / idle GET p99, median over the rounds (target at most 1.5); and each round's. */
   readonly getP99Ratio: number;
+  readonly getP99Ratios: readonly number[];
   readonly rssBeforeMiB: number;
   readonly peakRssMiB: number;
   /** Hashes allowed in flight (the service's hashConcurrency) and the RSS before + 128 MiB each (scrypt's part of the bound). */
@@ -62,7 +64,7 @@ function put(url: string, name: string, current: string, next: string): Promise<
 export async function runPasswordBench(
   server: ServerChild,
   load: Child,
-  options: { concurrent: number; singleChanges: number; probeRate: number; idleSeconds: number; progress: (line: string) => void },
+  options: { concurrent: number; singleChanges: number; probeRate: number; idleSeconds: number; rounds: number; progress: (line: string) => void },
 ): Promise<PasswordResult> {
   const hashConcurrency = await server.call<number>('hashConcurrency');
   const users = Array.from({ length: options.concurrent + 1 }, (_, i) => ({ name: `bench-user-${i}`, password: newPassword() }));
@@ -86,43 +88,57 @@ export async function runPasswordBench(
   options.progress(`  one change: ${changeMs.map((ms) => ms.toFixed(0)).join(', ')} ms`);
   const rssBefore = (await server.usage()).rssKiB;
 
-  // Nothing hashing: GETs at a steady rate, event-loop delay sampled in the server.
+  // Rounds, each a window with nothing hashing and a window with `concurrent` changes at once; the
+  // ratio is taken within each round and the median quoted (as for the HTTP figures): one window's
+  // p99 rests on its few slowest GETs, which other jobs on the machine can decide alone.
   const probeUrl = `${server.url}/api/something.json?param1=hello`;
-  await server.eldStart();
-  const idleProbe = await load.request<ProbeResult>({ kind: 'probe', url: probeUrl, ratePerSecond: options.probeRate, seconds: options.idleSeconds });
-  const idleLoop = await server.eldStop();
-
-  // The same, with `concurrent` changes started together once the probe runs.
   const soloMs = median(changeMs);
-  const probeSeconds = Math.ceil(1 + (soloMs * options.concurrent * 2) / 1000 + 2);
-  const busyProbe = load.request<ProbeResult>({ kind: 'probe', url: probeUrl, ratePerSecond: options.probeRate, seconds: probeSeconds });
-  await sleep(1000);
-  await server.eldStart();
-  const windowStart = performance.timeOrigin + performance.now();
-  const statuses = await Promise.all(users.slice(1).map(change));
-  const windowEnd = performance.timeOrigin + performance.now();
-  const busyLoop = await server.eldStop();
-  const peak = (await server.usage()).maxRssKiB;
-  const probe = await busyProbe;
-  const inWindow = probe.samples.filter(([at]) => at >= windowStart && at <= windowEnd).map(([, ms]) => ms);
-  if (probe.samples.at(-1)?.[0] !== undefined && (probe.samples.at(-1)?.[0] as number) < windowEnd) {
-    options.progress('  warning: the GET probe ended before the changes did');
+  const rounds: Array<{ idle: Responsiveness; busy: Responsiveness; ratio: number; wallMs: number; statuses: number[] }> = [];
+  for (let round = 0; round < options.rounds; round++) {
+    // Nothing hashing: GETs at a steady rate, event-loop delay sampled in the server.
+    await server.eldStart();
+    const idleProbe = await load.request<ProbeResult>({ kind: 'probe', url: probeUrl, ratePerSecond: options.probeRate, seconds: options.idleSeconds });
+    const idleLoop = await server.eldStop();
+
+    // The same, with `concurrent` changes started together once the probe runs.
+    const probeSeconds = Math.ceil(1 + (soloMs * options.concurrent * 2) / 1000 + 2);
+    const busyProbe = load.request<ProbeResult>({ kind: 'probe', url: probeUrl, ratePerSecond: options.probeRate, seconds: probeSeconds });
+    await sleep(1000);
+    await server.eldStart();
+    const windowStart = performance.timeOrigin + performance.now();
+    const statuses = await Promise.all(users.slice(1).map(change));
+    const windowEnd = performance.timeOrigin + performance.now();
+    const busyLoop = await server.eldStop();
+    const probe = await busyProbe;
+    const inWindow = probe.samples.filter(([at]) => at >= windowStart && at <= windowEnd).map(([, ms]) => ms);
+    if (probe.samples.at(-1)?.[0] !== undefined && (probe.samples.at(-1)?.[0] as number) < windowEnd) {
+      options.progress('  warning: the GET probe ended before the changes did');
+    }
+    const idleLatencies = idleProbe.samples.map(([, ms]) => ms);
+    const idle: Responsiveness = { eventLoop: idleLoop, getP50Ms: percentile(idleLatencies, 50), getP99Ms: percentile(idleLatencies, 99), gets: idleLatencies.length };
+    const busy: Responsiveness = { eventLoop: busyLoop, getP50Ms: percentile(inWindow, 50), getP99Ms: percentile(inWindow, 99), gets: inWindow.length };
+    rounds.push({ idle, busy, ratio: busy.getP99Ms / idle.getP99Ms, wallMs: windowEnd - windowStart, statuses });
+    options.progress(
+      `  round ${round + 1}/${options.rounds}: ${options.concurrent} changes at once in ${(windowEnd - windowStart).toFixed(0)} ms, ` +
+        `statuses ${[...new Set(statuses)].join(',')}; GET p99 idle ${idle.getP99Ms.toFixed(2)} ms, busy ${busy.getP99Ms.toFixed(2)} ms`,
+    );
   }
-  const idleLatencies = idleProbe.samples.map(([, ms]) => ms);
-  const idle: Responsiveness = { eventLoop: idleLoop, getP50Ms: percentile(idleLatencies, 50), getP99Ms: percentile(idleLatencies, 99), gets: idleLatencies.length };
-  const busy: Responsiveness = { eventLoop: busyLoop, getP50Ms: percentile(inWindow, 50), getP99Ms: percentile(inWindow, 99), gets: inWindow.length };
-  options.progress(
-    `  ${options.concurrent} changes at once: ${(windowEnd - windowStart).toFixed(0)} ms, statuses ${[...new Set(statuses)].join(',')}; GET p99 idle ${idle.getP99Ms.toFixed(2)} ms, busy ${busy.getP99Ms.toFixed(2)} ms`,
-  );
+  const peak = (await server.usage()).maxRssKiB;
+  // The figures shown beside the ratio are those of the round whose ratio is the median.
+  const ratios = rounds.map((r) => r.ratio);
+  const ratio = median(ratios);
+  const shown = rounds.reduce((best, r) => (Math.abs(r.ratio - ratio) < Math.abs(best.ratio - ratio) ? r : best));
+  const { idle, busy } = shown;
   return {
     changeMs,
     changeMedianMs: soloMs,
     concurrentChanges: options.concurrent,
-    concurrentWallMs: windowEnd - windowStart,
-    statuses,
+    concurrentWallMs: shown.wallMs,
+    statuses: rounds.flatMap((r) => r.statuses),
     idle,
     busy,
-    getP99Ratio: busy.getP99Ms / idle.getP99Ms,
+    getP99Ratio: ratio,
+    getP99Ratios: ratios,
     rssBeforeMiB: rssBefore / 1024,
     peakRssMiB: peak / 1024,
     hashConcurrency,

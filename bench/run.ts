@@ -59,6 +59,7 @@ const settings = {
   passwordConcurrent: 8,
   probeRate: 200,
   idleSeconds: quick ? 3 : 5,
+  passwordRounds: quick ? 1 : 3,
   log: 'httpskit / fastify: no request log; httpskit+log / fastify+log: each one\'s default JSON request log on stdout, pointed at /dev/null',
 };
 const progress = (line: string): void => console.log(line);
@@ -173,6 +174,7 @@ try {
             singleChanges: settings.passwordSingleChanges,
             probeRate: settings.probeRate,
             idleSeconds: settings.idleSeconds,
+            rounds: settings.passwordRounds,
             progress,
           }),
         });

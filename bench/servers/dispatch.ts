@@ -32,7 +32,8 @@ const XML_REPLY: Reply = {
   etag: '"3nCLuHLUVUr1RyIfhbWznG4FmxB"',
   vary: ['Accept'],
 };
-const constant: Handler = async (_ctx, params) => ((params['resource'] ?? '').includes('.json') ? JSON_REPLY : XML_REPLY);
+// Synchronous, like httpskit's representation handler with a plain-value loader.
+const constant: Handler = (_ctx, params) => ((params['resource'] ?? '').includes('.json') ? JSON_REPLY : XML_REPLY);
 const security = { 'x-content-type-options': 'nosniff', 'content-security-policy': "default-src 'none'; frame-ancestors 'none'" };
 const handler = createDispatcher({
   router: createRouter<Handler>({ '/api/:resource': { GET: constant } }),
