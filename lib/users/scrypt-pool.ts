@@ -7,16 +7,22 @@
 // scheduling priority to nice +10 (the nice value is per thread on Linux): hashes still get every
 // idle cycle, and yield to the event loop whenever it has work. If the priority cannot be lowered,
 // the worker hashes at normal priority (as the libuv pool did). As with the libuv pool, at most
-// UV_THREADPOOL_SIZE (default 4) hashes run at once in the whole process, whatever the services'
-// gates allow (hash-gate.ts); further hashes wait their turn. Elsewhere, or when workers cannot be
-// started, `crypto.scrypt` runs as before.
+// UV_THREADPOOL_SIZE (default 4) hashes run at once in the whole process, and no more than there
+// are CPUs: scrypt is CPU-bound, so more would only share the cores and hold 128 MiB each. The
+// services' gates (hash-gate.ts) still decide how many are admitted; admitted hashes beyond this
+// limit wait their turn here. Elsewhere, or when workers cannot be started, `crypto.scrypt` runs
+// as before.
 import { scrypt, type ScryptOptions } from 'node:crypto';
+import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 
 /** The hashing threads' nice value: well below the event loop (0), yet not starved by other processes. */
 export const HASH_THREAD_NICE = 10;
-/** Hashes at once in the process: the libuv pool's size, the bound that held when scrypt ran there. */
-export const PROCESS_HASH_LIMIT = Math.min(1024, Math.max(1, Math.trunc(Number(process.env['UV_THREADPOOL_SIZE'])) || 4));
+/** Hashes at once in the process: the libuv pool's size (the bound when scrypt ran there), at most one per CPU. */
+export const PROCESS_HASH_LIMIT = Math.min(
+  Math.min(1024, Math.max(1, Math.trunc(Number(process.env['UV_THREADPOOL_SIZE'])) || 4)),
+  Math.max(1, availableParallelism()),
+);
 /** An idle worker is ended after this long (its isolate is about 8 MiB). */
 const IDLE_MS = 10_000;
 /** Workers that die or fail to start this many times in a row turn the workers off for the process. */
