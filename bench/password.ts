@@ -24,8 +24,10 @@ export interface PasswordResult {
   readonly getP99Ratios: readonly number[];
   readonly rssBeforeMiB: number;
   readonly peakRssMiB: number;
-  /** Hashes allowed in flight (the service's hashConcurrency) and the RSS before + 128 MiB each (scrypt's part of the bound). */
+  /** Hashes admitted at once (the service's hashConcurrency), and running at once (within the process-wide limit). */
   readonly hashConcurrency: number;
+  readonly hashesAtOnce: number;
+  /** The RSS before + 128 MiB per hash running at once (scrypt's part of the bound). */
   readonly boundMiB: number;
 }
 
@@ -79,6 +81,7 @@ export async function runPasswordBench(
   options: { concurrent: number; singleChanges: number; probeRate: number; idleSeconds: number; rounds: number; progress: (line: string) => void },
 ): Promise<PasswordResult> {
   const hashConcurrency = await server.call<number>('hashConcurrency');
+  const hashesAtOnce = await server.call<number>('hashesAtOnce');
   const users = Array.from({ length: options.concurrent + 1 }, (_, i) => ({ name: `bench-user-${i}`, password: newPassword() }));
   for (const user of users) await server.call('addUser', user.name, user.password);
   const change = async (user: { name: string; password: string }, agent: Agent | false = false): Promise<number> => {
@@ -159,6 +162,7 @@ export async function runPasswordBench(
     rssBeforeMiB: rssBefore / 1024,
     peakRssMiB: peak / 1024,
     hashConcurrency,
-    boundMiB: rssBefore / 1024 + hashConcurrency * 128,
+    hashesAtOnce,
+    boundMiB: rssBefore / 1024 + hashesAtOnce * 128,
   };
 }

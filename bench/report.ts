@@ -101,11 +101,11 @@ export function tableRows(results: Results): TableRow[] {
     const used = p.peakRssMiB - p.rssBeforeMiB;
     rows.push({
       benchmark: `password (${label})`,
-      figure: `peak RSS (${p.hashConcurrency} hash${p.hashConcurrency === 1 ? '' : 'es'} in flight at most)`,
+      figure: `peak RSS (${p.hashesAtOnce} hash${p.hashesAtOnce === 1 ? '' : 'es'} running at once at most)`,
       value: `${f(p.peakRssMiB, 0)} MiB = ${f(p.rssBeforeMiB, 0)} + ${f(used, 0)}`,
       // Each hash in flight: scrypt's 128 MiB, and (on Linux) the worker thread it runs on (lib/users/scrypt-pool.ts).
-      target: `+ ≤ ${p.hashConcurrency} × (128 + ${HASH_THREAD_MIB}) MiB + 16 MiB`,
-      met: used <= p.hashConcurrency * (128 + HASH_THREAD_MIB) + 16,
+      target: `+ ≤ ${p.hashesAtOnce} × (128 + ${HASH_THREAD_MIB}) MiB + 16 MiB`,
+      met: used <= p.hashesAtOnce * (128 + HASH_THREAD_MIB) + 16,
     });
   }
   const store = results.store ?? [];

@@ -2,6 +2,7 @@
 // HTTPS and plain HTTP on free loopback ports. argv[2] is a ServerArgs JSON.
 import { readFileSync } from 'node:fs';
 import { createService, type ServiceOptions } from '../../lib/index.js';
+import { PROCESS_HASH_LIMIT } from '../../lib/users/scrypt-pool.js';
 import type { ServerArgs } from './bodies.js';
 import { serveControl } from './control.js';
 
@@ -29,5 +30,7 @@ serveControl(
       return null;
     },
     hashConcurrency: async () => service.config.hashConcurrency,
+    // Hashes running at once: the service's gate, within the process-wide limit (one per CPU at most).
+    hashesAtOnce: async () => Math.min(service.config.hashConcurrency, PROCESS_HASH_LIMIT),
   },
 );
