@@ -33,6 +33,8 @@ interface Target {
   readonly xml: Links | undefined;
   /** A 406's Link (both representations), undefined when too long. */
   readonly both: string | undefined;
+  /** The response headers for each selection (they are constants), made when first needed. */
+  readonly headerSets: Map<Selection, Readonly<Record<string, string>>>;
 }
 
 interface Links {
@@ -87,6 +89,7 @@ function parseTarget(key: string): Target {
     json: fits('json') ? { link: alternate('xml'), location: path('json') } : undefined,
     xml: fits('xml') ? { link: alternate('json'), location: path('xml') } : undefined,
     both: fits('json') ? `${alternate('json')}, ${alternate('xml')}` : undefined,
+    headerSets: new Map(),
   };
 }
 
@@ -124,17 +127,29 @@ function represent(target: Target, selection: Extract<Selection, { kind: 'chosen
   const value = loaded ?? null;
   const json = selection.format === 'json';
   const body = json ? JSON.stringify(value) ?? 'null' : toXml(value, { root: target.name });
-  const links = json ? target.json : target.xml;
-  const headers: Record<string, string> = { 'content-type': CONTENT_TYPES[selection.type] };
-  if (links !== undefined) {
-    headers['link'] = links.link;
-    if (selection.byAccept) headers['content-location'] = links.location;
-  }
+  const headers = headersFor(target, selection);
   const etag = etagOf(selection.type, body);
   return selection.byAccept ? { status: 200, headers, body, etag, vary: VARY_ACCEPT } : { status: 200, headers, body, etag };
 }
 
 const VARY_ACCEPT: readonly string[] = ['Accept'];
+
+/** Content-Type and the N-13 headers of a target's representation; one frozen object per selection. */
+function headersFor(target: Target, selection: Extract<Selection, { kind: 'chosen' }>): Readonly<Record<string, string>> {
+  let headers = target.headerSets.get(selection);
+  if (headers === undefined) {
+    const links = selection.format === 'json' ? target.json : target.xml;
+    const made: Record<string, string> = { 'content-type': CONTENT_TYPES[selection.type] };
+    // N-13, within reason: links is undefined when the URLs would be longer than clients accept.
+    if (links !== undefined) {
+      made['link'] = links.link;
+      if (selection.byAccept) made['content-location'] = links.location;
+    }
+    headers = Object.freeze(made);
+    target.headerSets.set(selection, headers);
+  }
+  return headers;
+}
 
 function isThenable(value: unknown): value is PromiseLike<unknown> {
   return typeof value === 'object' && value !== null && typeof (value as { then?: unknown }).then === 'function';
