@@ -125,8 +125,7 @@ export function createRepresentationHandler(registry: Registry, selector: Select
 /** Serializes a loaded value into the chosen representation, with its N-7 and N-13 headers. */
 function represent(target: Target, selection: Extract<Selection, { kind: 'chosen' }>, loaded: unknown, etagOf: (mediaType: string, body: string) => string): Reply {
   const value = loaded ?? null;
-  const json = selection.format === 'json';
-  const body = json ? JSON.stringify(value) ?? 'null' : toXml(value, { root: target.name });
+  const body = selection.format === 'json' ? JSON.stringify(value) ?? 'null' : toXml(value, { root: target.name });
   const headers = headersFor(target, selection);
   const etag = etagOf(selection.type, body);
   return selection.byAccept ? { status: 200, headers, body, etag, vary: VARY_ACCEPT } : { status: 200, headers, body, etag };
@@ -140,7 +139,6 @@ function headersFor(target: Target, selection: Extract<Selection, { kind: 'chose
   if (headers === undefined) {
     const links = selection.format === 'json' ? target.json : target.xml;
     const made: Record<string, string> = { 'content-type': CONTENT_TYPES[selection.type] };
-    // N-13, within reason: links is undefined when the URLs would be longer than clients accept.
     if (links !== undefined) {
       made['link'] = links.link;
       if (selection.byAccept) made['content-location'] = links.location;
