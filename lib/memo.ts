@@ -28,11 +28,10 @@ export function createMemo<V>(compute: (key: string) => V, options: { readonly s
   let lastValue: V | undefined;
   return (key) => {
     if (key === lastKey) return lastValue as V;
+    if (key.length > maxKeyLength) return compute(key);
     const value = lookup(key);
-    if (key.length <= maxKeyLength) {
-      lastKey = key;
-      lastValue = value;
-    }
+    lastKey = key;
+    lastValue = value;
     return value;
   };
 
@@ -45,6 +44,6 @@ export function createMemo<V>(compute: (key: string) => V, options: { readonly s
       return remember(key, aged);
     }
     const value = compute(key);
-    return key.length <= maxKeyLength && value !== undefined ? remember(key, value) : value;
+    return value === undefined ? value : remember(key, value);
   }
 }

@@ -20,7 +20,8 @@ import { Worker } from 'node:worker_threads';
 export const HASH_THREAD_NICE = 10;
 /** Hashes at once in the process: the libuv pool's size (the bound when scrypt ran there), at most one per CPU. */
 export const PROCESS_HASH_LIMIT = Math.min(
-  Math.min(1024, Math.max(1, Math.trunc(Number(process.env['UV_THREADPOOL_SIZE'])) || 4)),
+  1024,
+  Math.max(1, Math.trunc(Number(process.env['UV_THREADPOOL_SIZE'])) || 4),
   Math.max(1, availableParallelism()),
 );
 /** An idle worker is ended after this long (its isolate is about 8 MiB). */
