@@ -66,6 +66,19 @@ export interface Comparison {
   readonly met: boolean | undefined;
 }
 
+/** One server's figures summed over the slices of a round. */
+interface SliceTotals {
+  readonly cpuMicros: number;
+  readonly systemMicros: number;
+  readonly ok: number;
+  readonly failed: number;
+  readonly seconds: number;
+  /** Each slice's percentile times its responses, summed: divided by `ok`, the weighted mean. */
+  readonly p50Weighted: number;
+  readonly p99Weighted: number;
+  readonly peakRssKiB: number;
+}
+
 export interface ScenarioResult {
   readonly name: string;
   readonly proto: 'https' | 'http';
@@ -79,7 +92,9 @@ export interface ScenarioResult {
 
 export interface HttpRunOptions {
   readonly rounds: number;
+  /** Load per server and round, split into `slices` runs in alternating order. */
   readonly seconds: number;
+  readonly slices: number;
   readonly warmupSeconds: number;
   readonly connections: number;
   readonly progress: (line: string) => void;
@@ -137,77 +152,105 @@ export function scenarios(): Scenario[] {
   return list;
 }
 
-/**
- * Runs one scenario against those of its servers that `servers` holds (`--servers` may leave some
- * out); comparisons need both of their servers.
- */
-export async function runScenario(scenario: Scenario, servers: ReadonlyMap<string, ServerChild>, load: Child, options: HttpRunOptions): Promise<ScenarioResult> {
+/** The scenario's servers that are running (`--servers` may leave some out), in its order. */
+function contendersOf(scenario: Scenario, servers: ReadonlyMap<string, ServerChild>): ServerChild[] {
   const contenders = scenario.servers.flatMap((name) => servers.get(name) ?? []);
   if (contenders.length === 0) throw new Error(`none of the servers of "${scenario.name}" is running`);
-  const urlOf = (server: ServerChild): string => `${scenario.proto === 'https' ? server.url : server.httpUrl}${scenario.path}`;
-  const bodyMatches = new Map<string, boolean>();
-  for (const server of contenders) bodyMatches.set(server.name, (await fetchBody(urlOf(server), scenario.headers)) === scenario.expectedBody);
+  return contenders;
+}
 
+const urlOf = (scenario: Scenario, server: ServerChild): string => `${scenario.proto === 'https' ? server.url : server.httpUrl}${scenario.path}`;
+
+/** One GET per server: does each send the expected bytes? */
+export async function checkBodies(scenario: Scenario, servers: ReadonlyMap<string, ServerChild>): Promise<Map<string, boolean>> {
+  const matches = new Map<string, boolean>();
+  for (const server of contendersOf(scenario, servers)) matches.set(server.name, (await fetchBody(urlOf(scenario, server), scenario.headers)) === scenario.expectedBody);
+  return matches;
+}
+
+/**
+ * One round of a scenario, on server processes started for this round (run.ts starts a fresh set
+ * every round: two processes of the same server differ by up to ±15% for their whole life, so
+ * keeping one process per server for all rounds would put that difference into every ratio).
+ * A warm-up run per server first (JIT, TLS session caches), not counted. Then every server gets
+ * `seconds` of load in `slices` runs, the order reversed from one slice to the next (A B C, C B A,
+ * …): a drift of the machine's speed during the round falls on every server alike.
+ */
+export async function runRound(scenario: Scenario, servers: ReadonlyMap<string, ServerChild>, load: Child, options: HttpRunOptions, round: number): Promise<RoundFigure[]> {
+  const contenders = contendersOf(scenario, servers);
   const drive = (server: ServerChild, seconds: number): Promise<LoadResult> =>
     scenario.mode === 'keepalive'
-      ? load.request<LoadResult>({ kind: 'keepalive', url: urlOf(server), headers: scenario.headers, connections: options.connections, seconds })
-      : load.request<LoadResult>({ kind: 'newconn', url: urlOf(server), concurrency: options.connections, seconds });
-
-  // Warm-up: JIT, TLS session caches, pools. Not counted.
+      ? load.request<LoadResult>({ kind: 'keepalive', url: urlOf(scenario, server), headers: scenario.headers, connections: options.connections, seconds })
+      : load.request<LoadResult>({ kind: 'newconn', url: urlOf(scenario, server), concurrency: options.connections, seconds });
   for (const server of contenders) await drive(server, options.warmupSeconds);
 
-  const rounds: RoundFigure[] = [];
-  for (let round = 0; round < options.rounds; round++) {
-    for (const server of rotate(contenders, round)) {
+  const slices = Math.max(1, options.slices);
+  const totals = new Map<string, SliceTotals>();
+  for (let slice = 0; slice < slices; slice++) {
+    const order = rotate(contenders, round);
+    if (slice % 2 === 1) order.reverse();
+    for (const server of order) {
       await sleep(100); // let the previous run's sockets close
       const before = await server.usage();
       const watch = watchRss(server.pid);
-      const result = await drive(server, options.seconds);
+      const result = await drive(server, options.seconds / slices);
       const peakRssKiB = watch.stop();
       const after = await server.usage();
-      const cpuMicros = after.cpuMicros - before.cpuMicros;
-      rounds.push({
-        server: server.name,
-        round,
-        cpuMicros,
-        systemMicros: after.systemMicros - before.systemMicros,
-        ok: result.ok,
-        failed: result.failed,
-        rps: result.ok / result.seconds,
-        cpuPerRequestMicros: cpuMicros / result.ok,
-        p50Ms: result.p50Ms,
-        p99Ms: result.p99Ms,
-        peakRssKiB,
+      const total = totals.get(server.name) ?? { cpuMicros: 0, systemMicros: 0, ok: 0, failed: 0, seconds: 0, p50Weighted: 0, p99Weighted: 0, peakRssKiB: 0 };
+      totals.set(server.name, {
+        cpuMicros: total.cpuMicros + after.cpuMicros - before.cpuMicros,
+        systemMicros: total.systemMicros + after.systemMicros - before.systemMicros,
+        ok: total.ok + result.ok,
+        failed: total.failed + result.failed,
+        seconds: total.seconds + result.seconds,
+        p50Weighted: total.p50Weighted + result.p50Ms * result.ok,
+        p99Weighted: total.p99Weighted + result.p99Ms * result.ok,
+        peakRssKiB: Math.max(total.peakRssKiB, peakRssKiB),
       });
     }
-    const line = contenders
-      .map((s) => {
-        const r = rounds.find((x) => x.round === round && x.server === s.name);
-        return `${s.name} ${r?.cpuPerRequestMicros.toFixed(1)}µs (sys ${((r?.systemMicros ?? 0) / (r?.ok ?? 1)).toFixed(1)})`;
-      })
-      .join('  ');
-    options.progress(`  ${scenario.name} round ${round + 1}/${options.rounds}: ${line}`);
   }
+  const figures = contenders.map((server): RoundFigure => {
+    const t = totals.get(server.name) as SliceTotals;
+    return {
+      server: server.name,
+      round,
+      cpuMicros: t.cpuMicros,
+      systemMicros: t.systemMicros,
+      ok: t.ok,
+      failed: t.failed,
+      rps: t.ok / t.seconds,
+      cpuPerRequestMicros: t.cpuMicros / t.ok,
+      p50Ms: t.p50Weighted / t.ok,
+      p99Ms: t.p99Weighted / t.ok,
+      peakRssKiB: t.peakRssKiB,
+    };
+  });
+  const line = figures.map((f) => `${f.server} ${f.cpuPerRequestMicros.toFixed(1)}µs (sys ${(f.systemMicros / f.ok).toFixed(1)})`).join('  ');
+  options.progress(`  ${scenario.name} round ${round + 1}/${options.rounds}: ${line}`);
+  return figures;
+}
 
+/** Medians per server and the per-round ratios of the scenario's comparisons (both servers needed). */
+export function summarizeScenario(scenario: Scenario, running: ReadonlySet<string>, rounds: readonly RoundFigure[], bodyMatches: ReadonlyMap<string, boolean>): ScenarioResult {
   const summary: Record<string, ServerSummary> = {};
-  for (const server of contenders) {
-    const mine = rounds.filter((r) => r.server === server.name);
-    summary[server.name] = {
+  for (const name of scenario.servers.filter((n) => running.has(n))) {
+    const mine = rounds.filter((r) => r.server === name);
+    summary[name] = {
       cpuPerRequestMicros: median(mine.map((r) => r.cpuPerRequestMicros)),
       systemPerRequestMicros: median(mine.map((r) => r.systemMicros / r.ok)),
       rps: median(mine.map((r) => r.rps)),
       p50Ms: median(mine.map((r) => r.p50Ms)),
       p99Ms: median(mine.map((r) => r.p99Ms)),
       failed: mine.reduce((sum, r) => sum + r.failed, 0),
-      bodyMatches: bodyMatches.get(server.name) ?? false,
+      bodyMatches: bodyMatches.get(name) ?? false,
       peakRssMiB: Math.max(...mine.map((r) => r.peakRssKiB)) / 1024,
     };
   }
-  const running = (name: string): boolean => servers.has(name);
-  const compared = scenario.comparisons.filter(([ours, peer]) => running(ours) && running(peer));
+  const roundNumbers = [...new Set(rounds.map((r) => r.round))].sort((a, b) => a - b);
+  const compared = scenario.comparisons.filter(([ours, peer]) => running.has(ours) && running.has(peer));
   const comparisons = compared.map(([ours, peer, target]): Comparison => {
     const perRound: number[] = [];
-    for (let round = 0; round < options.rounds; round++) {
+    for (const round of roundNumbers) {
       const a = rounds.find((r) => r.round === round && r.server === ours);
       const b = rounds.find((r) => r.round === round && r.server === peer);
       if (a !== undefined && b !== undefined) perRound.push(a.cpuPerRequestMicros / b.cpuPerRequestMicros);

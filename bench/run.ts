@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { createSelfSignedCertificate } from '../lib/tls/dev-cert.js';
 import { BUILD_DIR, pinToCpu, runJson, startLoad, startServer, type ServerChild } from './children.js';
-import { runScenario, scenarios, type ScenarioResult } from './http.js';
+import { checkBodies, runRound, scenarios, summarizeScenario, type RoundFigure, type Scenario, type ScenarioResult } from './http.js';
 import type { NegotiationRow } from './negotiation.js';
 import { runPasswordBench, type PasswordResult } from './password.js';
 import { summarizeProfile } from './profile.js';
@@ -41,7 +41,16 @@ const quick = values.quick === true;
 const only = new Set((values.only ?? SECTIONS.join(',')).split(',').map((s) => s.trim()));
 for (const s of only) if (!(SECTIONS as readonly string[]).includes(s)) throw new Error(`unknown section "${s}"; known: ${SECTIONS.join(', ')}`);
 const wants = (s: Section): boolean => only.has(s);
-const SERVER_NAMES = ['ceiling', 'ceiling+headers', 'pipeline', 'httpskit', 'fastify', 'httpskit+log', 'fastify+log'];
+const SERVER_SCRIPTS = [
+  ['ceiling', 'ceiling.js', false],
+  ['ceiling+headers', 'ceiling-headers.js', false],
+  ['pipeline', 'dispatch.js', false],
+  ['httpskit', 'httpskit.js', false],
+  ['fastify', 'fastify.js', false],
+  ['httpskit+log', 'httpskit.js', true],
+  ['fastify+log', 'fastify.js', true],
+] as const;
+const SERVER_NAMES: readonly string[] = SERVER_SCRIPTS.map(([name]) => name);
 const chosenServers = new Set((values.servers ?? SERVER_NAMES.join(',')).split(',').map((s) => s.trim()));
 for (const s of chosenServers) if (!SERVER_NAMES.includes(s)) throw new Error(`unknown server "${s}"; known: ${SERVER_NAMES.join(', ')}`);
 const settings = {
@@ -49,7 +58,8 @@ const settings = {
   sections: [...only],
   rounds: Number(values.rounds ?? (quick ? 3 : 8)),
   seconds: Number(values.seconds ?? (quick ? 1 : 2)),
-  warmupSeconds: quick ? 0.5 : 1,
+  slices: 2,
+  warmupSeconds: 0.5,
   connections: 10,
   negotiationRounds: quick ? 5 : 15,
   negotiationCalls: quick ? 5_000 : 20_000,
@@ -123,37 +133,42 @@ try {
     // server's caches are its own (the ratios then vary far less from round to round).
     const pin = values.unpinned !== true;
     pinned = pin && pinToCpu(load.pid, 1);
-    const servers = new Map<string, ServerChild>();
+    const chosen = scenarios().filter((scenario) => wants(scenario.mode === 'keepalive' ? 'http' : 'tls'));
+    const figures = new Map<Scenario, RoundFigure[]>(chosen.map((scenario) => [scenario, []]));
+    const bodies = new Map<Scenario, Map<string, boolean>>();
+    const lifetimePeakKiB = new Map<string, number>();
+    const running = new Set<string>();
+    const options = { rounds: settings.rounds, seconds: settings.seconds, slices: settings.slices, warmupSeconds: settings.warmupSeconds, connections: settings.connections, progress };
     try {
-      for (const [name, script, log] of [
-        ['ceiling', 'ceiling.js', false],
-        ['ceiling+headers', 'ceiling-headers.js', false],
-        ['pipeline', 'dispatch.js', false],
-        ['httpskit', 'httpskit.js', false],
-        ['fastify', 'fastify.js', false],
-        ['httpskit+log', 'httpskit.js', true],
-        ['fastify+log', 'fastify.js', true],
-      ] as const) {
-        if (!chosenServers.has(name)) continue;
-        const profile = values['cpu-prof'] === true ? ['--cpu-prof', `--cpu-prof-dir=${join(profileDir, name)}`] : [];
-        const server = await startServer(name, script, { certFile, keyFile, log, store: join(work, `${name}.json`) }, profile);
-        if (pinned) pinToCpu(server.pid, 0);
-        servers.set(name, server);
+      // A fresh process of every server each round (see runRound in http.ts).
+      for (let round = 0; round < settings.rounds; round++) {
+        const servers = new Map<string, ServerChild>();
+        try {
+          for (const [name, script, log] of SERVER_SCRIPTS) {
+            if (!chosenServers.has(name)) continue;
+            const profile = values['cpu-prof'] === true ? ['--cpu-prof', `--cpu-prof-dir=${join(profileDir, name)}`] : [];
+            const server = await startServer(name, script, { certFile, keyFile, log, store: join(work, `${name}-${round}.json`) }, profile);
+            if (pinned) pinToCpu(server.pid, 0);
+            servers.set(name, server);
+            running.add(name);
+          }
+          for (const scenario of chosen) {
+            if (round === 0) bodies.set(scenario, await checkBodies(scenario, servers));
+            figures.get(scenario)?.push(...(await runRound(scenario, servers, load, options, round)));
+          }
+          // The lifetime peak (getrusage) includes start-up: httpskit computes its dummy scrypt hash then (U-3).
+          for (const [name, server] of servers) lifetimePeakKiB.set(name, Math.max(lifetimePeakKiB.get(name) ?? 0, (await server.usage()).maxRssKiB));
+        } finally {
+          for (const server of servers.values()) await server.stop();
+        }
       }
-      const options = { rounds: settings.rounds, seconds: settings.seconds, warmupSeconds: settings.warmupSeconds, connections: settings.connections, progress };
-      for (const scenario of scenarios()) {
-        if (!wants(scenario.mode === 'keepalive' ? 'http' : 'tls')) continue;
-        progress(`${scenario.name} …`);
-        http.push(await runScenario(scenario, servers, load, options));
-      }
-      // Memory: each server's highest RSS during the keep-alive runs, and its lifetime peak
-      // (getrusage), which includes start-up (httpskit computes its dummy scrypt hash then: U-3).
-      for (const [name, server] of servers) {
+      for (const scenario of chosen) http.push(summarizeScenario(scenario, running, figures.get(scenario) ?? [], bodies.get(scenario) ?? new Map()));
+      // Memory: each server's highest RSS during the keep-alive runs, and its lifetime peak.
+      for (const name of running) {
         const during = http.filter((s) => s.mode === 'keepalive').map((s) => s.servers[name]?.peakRssMiB ?? 0);
-        if (during.length > 0) memory.push({ server: name, peakRssMiB: Math.max(...during), lifetimePeakRssMiB: (await server.usage()).maxRssKiB / 1024 });
+        if (during.length > 0) memory.push({ server: name, peakRssMiB: Math.max(...during), lifetimePeakRssMiB: (lifetimePeakKiB.get(name) ?? 0) / 1024 });
       }
     } finally {
-      for (const server of servers.values()) await server.stop();
       await load.stop();
     }
   }
@@ -211,10 +226,11 @@ if (values['cpu-prof'] === true) {
   for (const name of chosenServers) {
     const dir = join(profileDir, name);
     if (!existsSync(dir)) continue;
-    for (const file of readdirSync(dir)) {
-      console.log(`profile ${name} (${file}): self time, heaviest first`);
-      for (const line of summarizeProfile(readFileSync(join(dir, file), 'utf8'), 25)) console.log(`  ${line.selfPercent.toFixed(1).padStart(5)}%  ${line.name.padEnd(36)} ${line.where}`);
-    }
+    // One process per round: the last round's profile (file names sort by time).
+    const file = readdirSync(dir).sort().at(-1);
+    if (file === undefined) continue;
+    console.log(`profile ${name} (${file}, last round): self time, heaviest first`);
+    for (const line of summarizeProfile(readFileSync(join(dir, file), 'utf8'), 25)) console.log(`  ${line.selfPercent.toFixed(1).padStart(5)}%  ${line.name.padEnd(36)} ${line.where}`);
   }
 }
 const missed = rows.filter((r) => r.met === false).length;
