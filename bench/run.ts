@@ -69,7 +69,7 @@ const settings = {
   passwordConcurrent: 8,
   probeRate: 200,
   idleSeconds: quick ? 3 : 5,
-  passwordRounds: quick ? 1 : 3,
+  passwordRounds: quick ? 1 : 5,
   log: 'httpskit / fastify: no request log; httpskit+log / fastify+log: each one\'s default JSON request log on stdout, pointed at /dev/null',
 };
 const progress = (line: string): void => console.log(line);

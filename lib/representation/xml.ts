@@ -43,6 +43,7 @@
  * `xmlns` → `_x0078_mlns`, `_x1` → `_x005F_x1`, `""` → `_x_`.
  */
 
+import { createMemo } from '../memo.js';
 import { encodeName, isNCName } from './xml-name.js';
 
 export { encodeXmlName, decodeXmlName } from './xml-name.js';
@@ -68,9 +69,26 @@ export interface XmlOptions {
   readonly declaration?: boolean;
 }
 
+/** An element name's markup, made once per name: each element then costs two concatenations. */
+interface Tag {
+  readonly open: string; // <name>
+  readonly close: string; // </name>
+  readonly empty: string; // <name/>
+  readonly nil: string; // <name xsi:nil="true"/>
+}
+
+function makeTag(name: string): Tag {
+  return { open: '<' + name + '>', close: '</' + name + '>', empty: '<' + name + '/>', nil: '<' + name + ' xsi:nil="true"/>' };
+}
+
+/** Keys repeat (every entry of an array of records has the same ones): their tags are remembered. */
+const tagOfKey = createMemo((key) => makeTag(encodeName(key)), { size: 1024, maxKeyLength: 64 });
+/** Array entries' tags, by item name (already a valid name: not encoded). */
+const tagOfItem = createMemo(makeTag, { size: 16, maxKeyLength: 64 });
+
 /** A container being walked; the explicit stack keeps deep nesting off the call stack. */
 interface Frame {
-  readonly tag: string; // '' for the root, whose tags are written last
+  readonly tag: Tag | undefined; // undefined for the root, whose tags are written last
   readonly container: Record<string, unknown> | readonly unknown[];
   readonly keys: readonly string[] | undefined; // undefined for arrays
   readonly length: number;
@@ -89,7 +107,7 @@ export function toXml(value: unknown, options: XmlOptions = {}): string {
 
   switch (typeof top) {
     case 'object':
-      if (top !== null) stack.push(newFrame(top, ''));
+      if (top !== null) stack.push(newFrame(top, undefined));
       break;
     case 'string':
       body = escapeText(top);
@@ -108,45 +126,46 @@ export function toXml(value: unknown, options: XmlOptions = {}): string {
   }
   const rootIsNil = nil;
 
+  const itemTag = tagOfItem(itemName);
   while (stack.length > 0) {
     const frame = stack[stack.length - 1]!;
     if (frame.index >= frame.length) {
       stack.pop();
       ancestors?.delete(frame.container);
-      if (frame.tag !== '') body += frame.opened ? '</' + frame.tag + '>' : '<' + frame.tag + '/>';
+      if (frame.tag !== undefined) body += frame.opened ? frame.tag.close : frame.tag.empty;
       continue;
     }
     const index = frame.index++;
-    let tag: string;
+    let tag: Tag;
     let child: unknown;
     if (frame.keys === undefined) {
-      tag = itemName;
+      tag = itemTag;
       child = toJsonValue((frame.container as readonly unknown[])[index], index);
     } else {
       const key = frame.keys[index]!;
-      tag = encodeName(key);
+      tag = tagOfKey(key);
       child = toJsonValue((frame.container as Record<string, unknown>)[key], key);
     }
 
     let element: string;
     switch (typeof child) {
       case 'string':
-        element = child === '' ? '<' + tag + '/>' : '<' + tag + '>' + escapeText(child) + '</' + tag + '>';
+        element = child === '' ? tag.empty : tag.open + escapeText(child) + tag.close;
         break;
       case 'number':
         if (Number.isFinite(child)) {
-          element = '<' + tag + '>' + String(child) + '</' + tag + '>';
+          element = tag.open + String(child) + tag.close;
         } else {
-          element = '<' + tag + ' xsi:nil="true"/>';
+          element = tag.nil;
           nil = true;
         }
         break;
       case 'boolean':
-        element = '<' + tag + (child ? '>true</' : '>false</') + tag + '>';
+        element = tag.open + (child ? 'true' : 'false') + tag.close;
         break;
       case 'object':
         if (child === null) {
-          element = '<' + tag + ' xsi:nil="true"/>';
+          element = tag.nil;
           nil = true;
           break;
         }
@@ -160,7 +179,7 @@ export function toXml(value: unknown, options: XmlOptions = {}): string {
         ancestors?.add(child);
         if (!frame.opened) {
           frame.opened = true;
-          body += '<' + frame.tag + '>';
+          body += (frame.tag as Tag).open;
         }
         stack.push(newFrame(child, tag));
         continue;
@@ -169,12 +188,12 @@ export function toXml(value: unknown, options: XmlOptions = {}): string {
       default:
         // undefined, function, symbol: JSON.stringify drops the member, or writes null in an array.
         if (frame.keys !== undefined) continue;
-        element = '<' + tag + ' xsi:nil="true"/>';
+        element = tag.nil;
         nil = true;
     }
     if (!frame.opened) {
       frame.opened = true;
-      body += '<' + frame.tag + '>';
+      body += (frame.tag as Tag).open;
     }
     body += element;
   }
@@ -186,7 +205,7 @@ export function toXml(value: unknown, options: XmlOptions = {}): string {
   return declaration ? DECLARATION + document : document;
 }
 
-function newFrame(container: object, tag: string): Frame {
+function newFrame(container: object, tag: Tag | undefined): Frame {
   const keys = Array.isArray(container) ? undefined : Object.keys(container);
   return {
     tag,
@@ -194,7 +213,7 @@ function newFrame(container: object, tag: string): Frame {
     keys,
     length: keys === undefined ? (container as readonly unknown[]).length : keys.length,
     index: 0,
-    opened: tag === '', // the root's own tags are written last
+    opened: tag === undefined, // the root's own tags are written last
   };
 }
 
