@@ -203,8 +203,9 @@ export async function runRound(scenario: Scenario, servers: ReadonlyMap<string, 
         ok: total.ok + result.ok,
         failed: total.failed + result.failed,
         seconds: total.seconds + result.seconds,
-        p50Weighted: total.p50Weighted + result.p50Ms * result.ok,
-        p99Weighted: total.p99Weighted + result.p99Ms * result.ok,
+        // A slice without a 2xx has no percentiles (NaN): it adds nothing to the weighted means.
+        p50Weighted: total.p50Weighted + (result.ok > 0 ? result.p50Ms * result.ok : 0),
+        p99Weighted: total.p99Weighted + (result.ok > 0 ? result.p99Ms * result.ok : 0),
         peakRssKiB: Math.max(total.peakRssKiB, peakRssKiB),
       });
     }
