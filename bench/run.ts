@@ -51,7 +51,7 @@ const SERVER_SCRIPTS = [
   ['httpskit+log', 'httpskit.js', true],
   ['fastify+log', 'fastify.js', true],
 ] as const;
-/** A new server process is left alone this long before its first measured run (see the round loop). */
+/** New server processes are left alone this long after the last is ready (see the round loop). */
 const START_UP_SETTLE_MS = 11_000;
 const SERVER_NAMES: readonly string[] = SERVER_SCRIPTS.map(([name]) => name);
 const chosenServers = new Set((values.servers ?? SERVER_NAMES.join(',')).split(',').map((s) => s.trim()));
@@ -137,6 +137,8 @@ try {
     const pin = values.unpinned !== true;
     pinned = pin && pinToCpu(load.pid, 1);
     const chosen = scenarios().filter((scenario) => wants(scenario.mode === 'keepalive' ? 'http' : 'tls'));
+    // Only the servers some chosen scenario uses (`--only tls` needs four of the seven).
+    const needed = new Set(chosen.flatMap((scenario) => scenario.servers).filter((name) => chosenServers.has(name)));
     const figures = new Map<Scenario, RoundFigure[]>(chosen.map((scenario) => [scenario, []]));
     const bodies = new Map<Scenario, Map<string, boolean>>();
     const lifetimePeakKiB = new Map<string, number>();
@@ -146,10 +148,9 @@ try {
       // A fresh process of every server each round (see runRound in http.ts).
       for (let round = 0; round < settings.rounds; round++) {
         const servers = new Map<string, ServerChild>();
-        const starting = Date.now();
         try {
           for (const [name, script, log] of SERVER_SCRIPTS) {
-            if (!chosenServers.has(name)) continue;
+            if (!needed.has(name)) continue;
             const profile = values['cpu-prof'] === true ? ['--cpu-prof', `--cpu-prof-dir=${join(profileDir, name)}`] : [];
             const server = await startServer(name, script, { certFile, keyFile, log, store: join(work, `${name}-${round}.json`) }, profile);
             if (pinned) pinToCpu(server.pid, 0);
@@ -157,9 +158,9 @@ try {
             running.add(name);
           }
           // httpskit hashes its dummy password at start-up (U-3) on a worker thread, which ends
-          // 10 s later (about 85 ms of CPU to tear down 128 MiB): start-up work, kept out of the
-          // per-request figures by starting the runs after it.
-          await sleep(Math.max(0, START_UP_SETTLE_MS - (Date.now() - starting)));
+          // 10 s after the server is ready (about 85 ms of CPU to tear down 128 MiB): start-up
+          // work, kept out of the per-request figures by starting the runs after it.
+          await sleep(START_UP_SETTLE_MS);
           for (const scenario of chosen) {
             if (round === 0) bodies.set(scenario, await checkBodies(scenario, servers));
             figures.get(scenario)?.push(...(await runRound(scenario, servers, load, options, round)));
