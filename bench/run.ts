@@ -56,10 +56,14 @@ const START_UP_SETTLE_MS = 11_000;
 const SERVER_NAMES: readonly string[] = SERVER_SCRIPTS.map(([name]) => name);
 const chosenServers = new Set((values.servers ?? SERVER_NAMES.join(',')).split(',').map((s) => s.trim()));
 for (const s of chosenServers) if (!SERVER_NAMES.includes(s)) throw new Error(`unknown server "${s}"; known: ${SERVER_NAMES.join(', ')}`);
+const positiveInteger = (flag: string, value: number): number => {
+  if (!Number.isInteger(value) || value < 1) throw new Error(`--${flag} must be a whole number of at least 1`);
+  return value;
+};
 const settings = {
   quick,
   sections: [...only],
-  rounds: Number(values.rounds ?? (quick ? 3 : 8)),
+  rounds: positiveInteger('rounds', Number(values.rounds ?? (quick ? 3 : 8))),
   seconds: Number(values.seconds ?? (quick ? 1 : 2)),
   slices: 2,
   warmupSeconds: 0.5,
@@ -142,7 +146,6 @@ try {
     const figures = new Map<Scenario, RoundFigure[]>(chosen.map((scenario) => [scenario, []]));
     const bodies = new Map<Scenario, Map<string, boolean>>();
     const lifetimePeakKiB = new Map<string, number>();
-    const running = new Set<string>();
     const options = { rounds: settings.rounds, seconds: settings.seconds, slices: settings.slices, warmupSeconds: settings.warmupSeconds, connections: settings.connections, progress };
     try {
       // A fresh process of every server each round (see runRound in http.ts).
@@ -155,7 +158,6 @@ try {
             const server = await startServer(name, script, { certFile, keyFile, log, store: join(work, `${name}-${round}.json`) }, profile);
             if (pinned) pinToCpu(server.pid, 0);
             servers.set(name, server);
-            running.add(name);
           }
           // httpskit hashes its dummy password at start-up (U-3) on a worker thread, which ends
           // 10 s after the server is ready (about 85 ms of CPU to tear down 128 MiB): start-up
@@ -171,9 +173,9 @@ try {
           for (const server of servers.values()) await server.stop();
         }
       }
-      for (const scenario of chosen) http.push(summarizeScenario(scenario, running, figures.get(scenario) ?? [], bodies.get(scenario) ?? new Map()));
+      for (const scenario of chosen) http.push(summarizeScenario(scenario, needed, figures.get(scenario) ?? [], bodies.get(scenario) ?? new Map()));
       // Memory: each server's highest RSS during the keep-alive runs, and its lifetime peak.
-      for (const name of running) {
+      for (const name of needed) {
         const during = http.filter((s) => s.mode === 'keepalive').map((s) => s.servers[name]?.peakRssMiB ?? 0);
         if (during.length > 0) memory.push({ server: name, peakRssMiB: Math.max(...during), lifetimePeakRssMiB: (lifetimePeakKiB.get(name) ?? 0) / 1024 });
       }

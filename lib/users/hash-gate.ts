@@ -1,8 +1,8 @@
 // Bounds a service's concurrent password hashing (CONTRACT P-8). At N=2^17 each hash
 // holds 128 MiB; the process runs at most UV_THREADPOOL_SIZE (default 4) at once, and
-// no more than one per CPU (scrypt-pool.ts). Beyond `concurrency` admitted hashes, callers wait in a bounded
-// queue; when that is full they are refused at once (the caller answers 503 with
-// Retry-After) instead of piling up memory.
+// no more than one per CPU (scrypt-pool.ts). Beyond `concurrency` admitted hashes,
+// callers wait in a bounded queue; when that is full they are refused at once (the
+// caller answers 503 with Retry-After) instead of piling up memory.
 
 export interface HashGateOptions {
   /** Hashes running at once. @default Number(process.env.UV_THREADPOOL_SIZE) || 4 */
