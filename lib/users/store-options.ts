@@ -11,6 +11,12 @@ export interface StoreHooks {
   beforeCompact?: () => void | Promise<void>;
   /** Told when a background compaction fails (the journal stays valid; it is retried later). */
   onCompactError?: (error: unknown) => void;
+  /**
+   * Told about something an operator should know that does not stop the store: a torn last
+   * journal line (an unacknowledged write) being ignored, a file's mode narrowed to 0600.
+   * `fields` always holds `file`; the message is one line of prose.
+   */
+  onWarning?: (message: string, fields: Readonly<Record<string, unknown>>) => void;
 }
 
 export interface StoreOptions {
@@ -34,7 +40,7 @@ export interface StoreConfig {
 }
 
 const KNOWN: { [K in keyof StoreOptions]-?: true } = { now: true, compactBytes: true, lockTimeoutMs: true, staleLockMs: true, hooks: true };
-const KNOWN_HOOKS: { [K in keyof StoreHooks]-?: true } = { beforeAppend: true, beforeSync: true, beforeCompact: true, onCompactError: true };
+const KNOWN_HOOKS: { [K in keyof StoreHooks]-?: true } = { beforeAppend: true, beforeSync: true, beforeCompact: true, onCompactError: true, onWarning: true };
 
 export function resolveStoreOptions(path: unknown, options: StoreOptions): StoreConfig {
   if (typeof path !== 'string' || path === '') throw invalid(`the store path must be a non-empty string, got ${JSON.stringify(path)}`);
