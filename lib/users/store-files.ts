@@ -50,10 +50,13 @@ export async function readWhole(path: string): Promise<{ bytes: Buffer; id: File
   }
 }
 
-/** Bytes [start, end) of a file. */
+/** Bytes [start, end) of a file; refuses another user's file (ERR_STORE_UNSAFE). */
 export async function readRange(path: string, start: number, end: number): Promise<Buffer> {
   const handle = await open(path, 'r');
   try {
+    // A journal deleted and re-created by someone else can reuse the inode number, so the
+    // caller's identity check alone would take it for ours, grown.
+    assertOwner(await handle.stat(), path);
     const buffer = Buffer.alloc(end - start);
     let done = 0;
     while (done < buffer.length) {
