@@ -49,7 +49,7 @@ export async function openStorePath(path: string, options: StorePathOptions = {}
 /**
  * The real path of `path`. A dangling link (its target not created yet) resolves to its target,
  * so the store is created there and the link stays a link. With `create`, a missing directory is
- * created 0700 so that its real path can be known.
+ * created 0700 so that its real path can be known (after checking the directory it goes in).
  */
 export async function resolveStorePath(path: string, create = true): Promise<string> {
   let current = resolve(path);
@@ -70,9 +70,19 @@ export async function resolveStorePath(path: string, create = true): Promise<str
     current = resolve(dirname(current), await readlink(current));
   }
   const directory = dirname(current);
-  if (create) await mkdir(directory, { recursive: true, mode: 0o700 });
-  else if ((await lstat(directory).catch(() => undefined)) === undefined) return current;
+  if ((await lstat(directory).catch(() => undefined)) === undefined) {
+    if (!create) return current;
+    // Nothing is created inside a directory another user could write (the check throws first).
+    await checkStoreDirectory(await realpath(await existingAncestor(directory)));
+    await mkdir(directory, { recursive: true, mode: 0o700 });
+  }
   return join(await realpath(directory), basename(current));
+}
+
+async function existingAncestor(directory: string): Promise<string> {
+  let current = directory;
+  while ((await lstat(current).catch(() => undefined)) === undefined && dirname(current) !== current) current = dirname(current);
+  return current;
 }
 
 function errorCode(error: unknown): string | undefined {

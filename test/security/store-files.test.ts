@@ -250,6 +250,11 @@ test('U-1 a store in a directory another user could write (or above one) is refu
       assert.equal(cli.stderr.trim().split('\n').length, 1);
       assert.match(cli.stderr, c.problem);
       await assert.rejects(stat(store), { code: 'ENOENT' }, 'no store was created there');
+      // Nor a directory for one inside it.
+      const nested = join(dir, 'new', 'users.json');
+      const deeper = await run(['user', 'add', 'alice', '--store', nested, ...FAST], { input: 'tangerine-initial-passphrase-1\n' });
+      assert.equal(deeper.code, 1, deeper.stderr);
+      await assert.rejects(stat(join(dir, 'new')), { code: 'ENOENT' }, 'no directory was created there');
     });
   }
 });
