@@ -95,9 +95,11 @@ export function assertOwner(info: Owned, path: string): void {
   const uid = Number(info.uid);
   const ours = process.geteuid?.() ?? uid;
   if (uid === ours) return;
+  // Two honest causes besides an attack: a command run as the wrong user (sudo without -u), or
+  // files restored from a backup by someone else.
   throw unsafe(
     `${path} is owned by ${who(uid)}, not by ${who(ours)} who runs this process: another user may have planted it`,
-    'inspect it, then move it away (or chown it if it is really yours)',
+    `run as the user that owns the store (sudo -u ${userName(uid) ?? `'#${uid}'`} …); otherwise inspect the file, then move it away or chown it`,
   );
 }
 
@@ -119,19 +121,20 @@ function posixOwnership(): boolean {
 
 /** "user 65534 (nobody)": the name from /etc/passwd when it has one (on the error path only). */
 function who(uid: number): string {
-  let name: string | undefined;
+  const name = userName(uid);
+  return name === undefined ? `user ${uid}` : `user ${uid} (${name})`;
+}
+
+function userName(uid: number): string | undefined {
   try {
     for (const line of readFileSync('/etc/passwd', 'utf8').split('\n')) {
       const [user, , id] = line.split(':');
-      if (id === String(uid)) {
-        name = user;
-        break;
-      }
+      if (id === String(uid) && user !== undefined && user !== '') return user;
     }
   } catch {
     // no passwd file (containers, NSS-only systems): the number alone
   }
-  return name === undefined || name === '' ? `user ${uid}` : `user ${uid} (${name})`;
+  return undefined;
 }
 
 function octal(mode: number | bigint): string {

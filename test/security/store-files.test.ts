@@ -127,7 +127,7 @@ test('U-1 CLI: a planted store makes every command exit 1 with one line naming t
     assert.equal(r.code, 1, `${what}: ${r.stderr}`);
     const lines = r.stderr.trim().split('\n');
     assert.equal(lines.length, 1, `${what}: ${r.stderr}`);
-    assert.match(lines[0] ?? '', new RegExp(`^httpskit: .*unsafe users store: ${escape(store)} is owned by user ${NOBODY_UID} \\(nobody\\).*move it away`), what);
+    assert.match(lines[0] ?? '', new RegExp(`^httpskit: .*unsafe users store: ${escape(store)} is owned by user ${NOBODY_UID} \\(nobody\\).*sudo -u nobody.*move it away`), what);
     assert.equal(r.stdout.includes('mallory'), false, what);
   }
   assert.deepEqual(await readFile(`${store}.journal`), planted.journal);
