@@ -7,6 +7,7 @@
 import { lstat, mkdir, readlink, realpath } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { ServiceError } from '../errors.js';
+import { errorCode } from './store-files.js';
 import { assertLinkOwner, checkStoreDirectory, checkStoreFile, type SafetyWarn } from './store-safety.js';
 
 /** Symbolic links followed before giving up, as the kernel's own limit (ELOOP) does. */
@@ -83,8 +84,4 @@ async function existingAncestor(directory: string): Promise<string> {
   let current = directory;
   while ((await lstat(current).catch(() => undefined)) === undefined && dirname(current) !== current) current = dirname(current);
   return current;
-}
-
-function errorCode(error: unknown): string | undefined {
-  return typeof error === 'object' && error !== null && 'code' in error ? String(error.code) : undefined;
 }
