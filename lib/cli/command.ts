@@ -29,7 +29,7 @@ export interface CommandContext {
 
 /** One entry of the command table (commands.ts). */
 export interface Command extends CommandShape {
-  /** The usage line after the command's words: `NAME [--admin] [--digest]`. */
+  /** The usage line after the command's words, `NAME [--admin] [--digest]` (help adds `[options]`). */
   readonly synopsis: string;
   /** One line for the command list; `details` adds a paragraph to the command's own --help. */
   readonly summary: string;

@@ -16,7 +16,7 @@ export const COMMANDS: readonly Command[] = [
   {
     words: ['serve'],
     args: [],
-    synopsis: '[options]',
+    synopsis: '',
     summary: 'start the HTTPS server (the default command)',
     flags: ['host', 'port', 'store', 'cert', 'key', 'cert-dir', 'http-port', 'digest', 'trust-proxy', 'min-length', 'scrypt-ln', 'no-hsts'],
     store: 'creates',

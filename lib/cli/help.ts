@@ -56,11 +56,11 @@ export function commandHelp(program: string, command: Command): string {
 }
 
 export function usageLine(program: string, command: Command): string {
-  return `Usage: ${[program, ...command.words, command.synopsis].filter((s) => s !== '').join(' ')}`;
+  return `Usage: ${[program, ...command.words, command.synopsis, '[options]'].filter((s) => s !== '').join(' ')}`;
 }
 
 function commandList(commands: readonly Command[]): string[] {
-  const left = commands.map((c) => [...c.words, c.synopsis].filter((s) => s !== '' && s !== '[options]').join(' '));
+  const left = commands.map((c) => [...c.words, c.synopsis].filter((s) => s !== '').join(' '));
   const width = Math.max(...left.map((l) => l.length)) + 2;
   return commands.map((c, i) => `  ${(left[i] ?? '').padEnd(width)}${c.summary}`);
 }

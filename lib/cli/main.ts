@@ -107,10 +107,16 @@ function inFlagTerms<T>(fn: () => T, command: Command, sources: ReadonlyMap<stri
     // other prose ("scrypt cost needs …") keeps its words after the flag and value.
     const rest = error.message.slice(option.length).replace(/^\.[A-Za-z]+/, '');
     const help = { help: command.words };
-    if (!/^( must |:)/.test(rest)) throw new UsageError(`${from.source} "${String(from.value)}": ${error.message}`, help);
+    const value = redact(String(from.value));
+    if (!/^( must |:)/.test(rest)) throw new UsageError(`${from.source} "${value}": ${error.message}`, help);
     const named = typeof from.value !== 'string' || rest.includes(from.value);
-    throw new UsageError(`${from.source}${rest}${named ? '' : ` (got "${String(from.value)}")`}`, help);
+    throw new UsageError(`${from.source}${rest}${named ? '' : ` (got "${value}")`}`, help);
   }
+}
+
+/** A URL's password is never echoed (S-1, P-11): `postgres://u:secret@h` → `postgres://u:***@h`. */
+function redact(value: string): string {
+  return value.replace(/^([a-z][a-z0-9+.-]*:\/\/[^/:@]*:)[^/@]*@/i, '$1***@');
 }
 
 /** The package version, found by walking up from this module to our package.json. */
