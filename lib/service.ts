@@ -105,7 +105,6 @@ export function createService(options: ServiceOptions = {}): Service {
     async listen() {
       if (listeners !== undefined) throw new ServiceError('ERR_INVALID_OPTION', 'the service is already listening');
       const { store, users } = await ready();
-      if (!config.digest) await dropDigestSecrets(store);
       await users.warmUp();
       let { cert, key } = config;
       let dev: DevCertificate | undefined;
@@ -124,6 +123,9 @@ export function createService(options: ServiceOptions = {}): Service {
         if (dev?.created === true) await Promise.all([rm(dev.certPath, { force: true }), rm(dev.keyPath, { force: true })]);
         throw error;
       }
+      // Only a server that did start drops them: a second start on a busy port must not wipe
+      // the secrets of the Digest server already running there.
+      if (!config.digest) await dropDigestSecrets(store);
       log.info('listening', { url: listeners.url, ...(listeners.httpUrl === undefined ? {} : { httpUrl: listeners.httpUrl }) });
       return { url: listeners.url, httpUrl: listeners.httpUrl };
     },

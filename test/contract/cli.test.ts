@@ -11,6 +11,7 @@ import { basic, testCertificate } from '../helpers/service.js';
 import { BIN, exited, hasCurl, run, serve, serveInTemp } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
 import { checkUserName } from '../../lib/users/names.js';
+import { openStore } from '../../lib/users/store.js';
 
 const pkg = JSON.parse(await readFile(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string; bin: Record<string, string> };
 const FAST = ['--scrypt-ln', '10'];
@@ -190,18 +191,32 @@ test(
   },
 );
 
-test('C-2 a start that cannot listen leaves no new development certificate, and keeps one that was there', async (t) => {
+test('C-2 a start that cannot listen leaves no new development certificate, keeps one that was there, and drops no Digest secret (P-10)', async (t) => {
   const dir = await tempDir(t);
   const blocker = createServer();
   await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
   t.after(() => blocker.close());
   const port = String((blocker.address() as AddressInfo).port);
   const certDir = join(dir, 'certs');
-  const args = ['--port', port, '--cert-dir', certDir, '--store', join(dir, 'users.json'), ...FAST];
+  const storePath = join(dir, 'users.json');
+  const args = ['--port', port, '--cert-dir', certDir, '--store', storePath, ...FAST];
+  // A Digest user, as a Digest server on that port would have them (P-10).
+  const add = await run(['user', 'add', 'dora', '--digest', '--store', storePath, ...FAST], { input: 'lemon-initial-passphrase-1\n' });
+  assert.equal(add.code, 0, add.stderr);
+  const hasSecret = async (): Promise<boolean> => {
+    const store = await openStore(storePath);
+    try {
+      return store.get('dora')?.digest !== undefined;
+    } finally {
+      await store.close();
+    }
+  };
+  assert.equal(await hasSecret(), true);
   const busy = await run(args);
   assert.equal(busy.code, 1, busy.stderr);
   assert.match(busy.stderr, /^httpskit: cannot start: .*EADDRINUSE.*\n$/);
   assert.deepEqual((await readdir(certDir).catch(() => [])).filter((f) => f.endsWith('.pem')), []);
+  assert.equal(await hasSecret(), true, 'a start without --digest that failed drops no Digest secret');
   // A certificate made by an earlier, successful start stays.
   const { cacert } = await serveInTemp(t, dir, FAST);
   const before = await readFile(cacert, 'utf8');
