@@ -206,7 +206,7 @@ test('C-2 a start that cannot listen leaves no new development certificate, keep
   const hasSecret = async (): Promise<boolean> => {
     const store = await openStore(storePath);
     try {
-      return store.get('dora')?.digest !== undefined;
+      return (await store.get('dora'))?.digest !== undefined;
     } finally {
       await store.close();
     }
