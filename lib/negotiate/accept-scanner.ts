@@ -69,8 +69,10 @@ export class AcceptScanner {
   charsetUtf8 = false;
   /** The current entry has a parameter other than `charset=utf-8`, so it matches none of our types (N-2). */
   foreign = false;
-  /** Parameters of the current entry, only when created with `collect`. */
+  /** Parameters of the current entry, only when created with `collect` and the entry has any. */
   params: Map<string, string> | undefined = undefined;
+  /** The current entry has a weight (`q`): an offered type must not. */
+  weighted = false;
   /** Non-empty list elements met so far, valid or not (at most MAX_ACCEPT_ENTRIES). */
   seen = 0;
 
@@ -93,6 +95,11 @@ export class AcceptScanner {
     this.#truncated = text.length > MAX_ACCEPT_LENGTH;
     this.#limit = this.#truncated ? MAX_ACCEPT_LENGTH : text.length;
     this.seen = 0;
+  }
+
+  /** Index just past the current entry (its ending comma, or the end of what is read). */
+  get end(): number {
+    return this.#index;
   }
 
   /** Moves to the next valid entry; false when there is none left (or the caps are reached). */
@@ -144,7 +151,8 @@ export class AcceptScanner {
     this.qMillis = 1000;
     this.charsetUtf8 = false;
     this.foreign = false;
-    this.params = this.#collect ? new Map() : undefined;
+    this.params = undefined;
+    this.weighted = false;
     let afterQ = false;
     let charsetSeen = false;
 
@@ -177,6 +185,7 @@ export class AcceptScanner {
         if (end < 0) return this.#fail(i);
         i = end;
         afterQ = true;
+        this.weighted = true;
         continue;
       }
 
@@ -219,9 +228,10 @@ export class AcceptScanner {
         if (utf8) this.charsetUtf8 = true;
         else this.foreign = true;
       }
-      if (this.params !== undefined) {
+      if (this.#collect) {
+        const params = (this.params ??= new Map());
         const name = h.slice(nameStart, nameEnd).toLowerCase();
-        if (!this.params.has(name)) this.params.set(name, unquote(h, valueStart, i, quoted, escaped));
+        if (!params.has(name)) params.set(name, unquote(h, valueStart, i, quoted, escaped));
       }
     }
     if (this.foreign) this.charsetUtf8 = false;
@@ -298,8 +308,8 @@ function isCharset(h: string, start: number, end: number): boolean {
   return true;
 }
 
-// "utf-8" or "utf8", any case, in s[start, end) (end -1: to the end of s); no allocation.
-function isUtf8Label(s: string, start: number, end: number): boolean {
+/** "utf-8" or "utf8", any case, in s[start, end) (end -1: to the end of s); no allocation. */
+export function isUtf8Label(s: string, start: number, end: number): boolean {
   const stop = end < 0 ? s.length : end;
   const length = stop - start;
   if (length !== 5 && length !== 4) return false;
