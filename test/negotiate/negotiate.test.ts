@@ -261,6 +261,24 @@ for (const [accept, ours, theirs, reason] of differences) {
   });
 }
 
+// Where the library differs from negotiator's mediaTypes(list), options off (README, "Content
+// negotiation on its own"); each row: header, offered, our ranking, negotiator's, reason.
+const libraryDifferences: ReadonlyArray<readonly [accept: string | undefined, offered: readonly string[], ours: readonly string[] | 'TypeError', theirs: readonly string[], reason: string]> = [
+  ['text/html;level=1;foo=bar;q=0, text/html;level=1', ['text/html;level=1;foo=bar', 'text/html;level=1'], ['text/html;level=1'], ['text/html;level=1;foo=bar', 'text/html;level=1'], 'RFC 9110 §12.5.1: more parameters are more specific, so the q=0 range decides'],
+  ['application/vnd.example+json;version=V2', ['application/vnd.example+json;version=v2'], [], ['application/vnd.example+json;version=v2'], 'RFC 9110 §5.6.6: parameter values keep their case (charset excepted)'],
+  ['text/html;level=*', ['text/html;level=1'], [], ['text/html;level=1'], 'a "*" parameter value is a value, not a wildcard'],
+  [undefined, ['text/html', 'application/*'], 'TypeError', ['application/*', 'text/html'], 'an offer is a concrete type'],
+  ['*/*', ['text/html;level', 'text/html;q=0.5', 'text/html, text/plain', ' text/html', 'text/plain'], ['text/plain'], ['text/html;level', 'text/html;q=0.5', 'text/html, text/plain', ' text/html', 'text/plain'], 'malformed offered types are skipped'],
+];
+
+for (const [accept, offered, ours, theirs, reason] of libraryDifferences) {
+  test(`A-3 documented difference from negotiator (library): ${JSON.stringify(accept)} × ${JSON.stringify(offered)}: ${reason}`, () => {
+    if (ours === 'TypeError') assert.throws(() => negotiateAll(accept, offered), TypeError);
+    else assert.deepEqual(negotiateAll(accept, offered), ours);
+    assert.deepEqual(new Negotiator({ headers: accept === undefined ? {} : { accept } }).mediaTypes([...offered]), theirs, 'negotiator changed: revisit this row');
+  });
+}
+
 // A slow, obviously-correct model of N-2/N-3 over parsed ranges, to check the fast code against:
 // every acceptable offered type, best first.
 const TOKEN = "[!#$%&'*+.^_`|~0-9A-Za-z-]+";
