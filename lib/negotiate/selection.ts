@@ -15,7 +15,12 @@ const MAX_PARAMS = LEVEL - 1;
  * a negotiator.
  */
 export class Selection {
-  readonly #types: OfferedTypes;
+  // The offered slots (see OfferedTypes), held directly: #consider reads them for every range.
+  readonly #keys: readonly string[];
+  readonly #slash: readonly number[];
+  readonly #params: ReadonlyArray<ReadonlyMap<string, string> | undefined>;
+  readonly #index: readonly number[];
+  readonly #anyParams: boolean;
   /** N-2 option: the offered types are sent as UTF-8, so `charset=utf-8` on a range is met. */
   readonly #utf8: boolean;
   // Per offered slot k, at 3k, 3k+1, 3k+2: specificity of the deciding range (-1: none covers
@@ -23,14 +28,18 @@ export class Selection {
   readonly #state: number[] = [];
 
   constructor(types: OfferedTypes, utf8: boolean) {
-    this.#types = types;
+    this.#keys = types.keys;
+    this.#slash = types.slash;
+    this.#params = types.params;
+    this.#index = types.index;
+    this.#anyParams = types.anyParams;
     this.#utf8 = utf8;
     for (let k = 0; k < types.keys.length; k++) this.#state.push(-1, 0, 0);
   }
 
   /** Whether ranges' parameters must be collected by the scanner (some offered type has parameters). */
   get needsParams(): boolean {
-    return this.#types.anyParams;
+    return this.#anyParams;
   }
 
   /** Weighs a raw header; `undefined`, or one with no entries at all, reads as `*\/*` (N-2). */
@@ -38,7 +47,7 @@ export class Selection {
     this.#clear();
     if (accept !== undefined) {
       scanner.reset(accept);
-      const anyParams = this.#types.anyParams;
+      const anyParams = this.#anyParams;
       while (scanner.next()) {
         let required: ReadonlyMap<string, string> | undefined;
         let count = 0;
@@ -57,7 +66,13 @@ export class Selection {
       }
       if (scanner.seen > 0) return;
     }
-    this.#consider('*/*', 0, 1, 3, undefined, 0, 1, 0);
+    // As "*/*" would (not through #consider: a second kind of string there costs every request).
+    const state = this.#state;
+    for (let k = 0; k < state.length; k += 3) {
+      state[k] = 0;
+      state[k + 1] = 1;
+      state[k + 2] = 0;
+    }
   }
 
   /** Weighs ranges from `parseAccept` or built by hand; `[]` accepts nothing. */
@@ -75,24 +90,36 @@ export class Selection {
 
   /** N-3: the slot with the best weight; on a tie the more specific range, then the earlier one, then server order. -1: none. */
   best(): number {
+    // Inline and strict (not #compare): this runs once per request, and strict keeps the earlier slot.
     let best = -1;
+    let bestQ = 0;
+    let bestSpecificity = 0;
+    let bestPosition = 0;
     const state = this.#state;
-    for (let k = 0; k < this.#types.keys.length; k++) {
-      if ((state[3 * k] as number) < 0 || state[3 * k + 1] === 0) continue;
-      if (best < 0 || this.#compare(k, best) < 0) best = k;
+    for (let k = 0; k < this.#keys.length; k++) {
+      const specificity = state[3 * k] as number;
+      const q = state[3 * k + 1] as number;
+      if (specificity < 0 || q === 0) continue;
+      const position = state[3 * k + 2] as number;
+      if (best < 0 || q > bestQ || (q === bestQ && (specificity > bestSpecificity || (specificity === bestSpecificity && position < bestPosition)))) {
+        best = k;
+        bestQ = q;
+        bestSpecificity = specificity;
+        bestPosition = position;
+      }
     }
-    return best < 0 ? -1 : (this.#types.index[best] as number);
+    return best < 0 ? -1 : (this.#index[best] as number);
   }
 
   /** Every acceptable slot, best first, by the order of `best`; as indexes into the caller's list. */
   ranking(): number[] {
     const state = this.#state;
     const slots: number[] = [];
-    for (let k = 0; k < this.#types.keys.length; k++) {
+    for (let k = 0; k < this.#keys.length; k++) {
       if ((state[3 * k] as number) >= 0 && state[3 * k + 1] !== 0) slots.push(k);
     }
     slots.sort((a, b) => this.#compare(a, b) || a - b);
-    return slots.map((k) => this.#types.index[k] as number);
+    return slots.map((k) => this.#index[k] as number);
   }
 
   // Negative when slot a goes before slot b: higher q, then more specific, then earlier in the header.
@@ -118,7 +145,8 @@ export class Selection {
     const starSubtype = end - typeEnd === 2 && src.charCodeAt(typeEnd + 1) === STAR;
     if (starType && !starSubtype) return; // "*/json" covers nothing (parseAccept never yields it)
     const bonus = count < MAX_PARAMS ? count : MAX_PARAMS;
-    const { keys, slash, params } = this.#types;
+    const keys = this.#keys;
+    const slash = this.#slash;
     const state = this.#state;
     for (let k = 0; k < keys.length; k++) {
       const key = keys[k] as string;
@@ -136,7 +164,7 @@ export class Selection {
         if (end - start !== key.length || !(src.startsWith(key, start) || equalsLower(src, start, end, key, key.length))) continue;
         level = 4;
       }
-      if (required !== undefined && !paramsMet(required, params[k], this.#utf8)) continue;
+      if (required !== undefined && !paramsMet(required, this.#params[k], this.#utf8)) continue;
       const specificity = level * LEVEL + bonus;
       const current = state[3 * k] as number;
       if (specificity > current || (specificity === current && q > (state[3 * k + 1] as number))) {
