@@ -1,5 +1,6 @@
-// The Accept scanner shared by parseAccept() and negotiate(): one grammar, one linear pass.
-// Internal: not exported from lib/index.ts.
+// The Accept scanner shared by parseAccept(), negotiate() and the reading of offered types (a media
+// type is an Accept entry without a weight): one grammar, one linear pass. Internal: not exported
+// from lib/index.ts.
 
 /** Entries past this many non-empty list elements are ignored (bounded work per request). */
 export const MAX_ACCEPT_ENTRIES = 64;
@@ -38,8 +39,8 @@ function isQuotedPairChar(c: number): boolean {
 }
 
 /**
- * A cursor over the valid entries of one `Accept` header, shared by `parseAccept` and `negotiate`
- * so that both read the header by one grammar. Internal: not exported from lib/index.ts.
+ * A cursor over the valid entries of one `Accept` header, shared by `parseAccept`, `negotiate` and
+ * `parseOfferedTypes` so that all read media types by one grammar. Internal: not exported from lib/index.ts.
  * It allocates nothing for ranges without parameters, hence the fields instead of objects.
  *
  * ```
@@ -67,7 +68,7 @@ export class AcceptScanner {
   position = 0;
   /** The current entry has a `charset` parameter naming UTF-8 (the first one counts) and no other parameter. */
   charsetUtf8 = false;
-  /** The current entry has a parameter other than `charset=utf-8`, so it matches none of our types (N-2). */
+  /** The current entry has a parameter other than `charset=utf-8`, so it needs that parameter on an offered type. */
   foreign = false;
   /** Parameters of the current entry, only when created with `collect` and the entry has any. */
   params: Map<string, string> | undefined = undefined;
