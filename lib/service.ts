@@ -1,5 +1,5 @@
 import { hkdfSync } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
+import { readFile, rm } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createAuthenticator } from './auth/authenticate.js';
 import { computeHA1, createDigestAuth } from './auth/digest.js';
@@ -14,11 +14,10 @@ import { startListeners, type Listeners } from './http/server.js';
 import { createLogger, type Logger } from './log.js';
 import { createSelector } from './representation/select.js';
 import { createRegistry } from './resources/registry.js';
-import { ensureDevCertificate } from './tls/dev-cert.js';
+import { ensureDevCertificate, type DevCertificate } from './tls/dev-cert.js';
 import { isCommonPassword } from './users/common-passwords.js';
 import { createHashGate, GateFullError } from './users/hash-gate.js';
 import { openStore, type Store } from './users/store.js';
-import { createThrottle } from './users/throttle.js';
 import { createUsers, type Role, type UserInfo, type Users } from './users/users.js';
 
 export interface Service {
@@ -38,6 +37,7 @@ export interface UserOperations {
   add(name: string, password: string, options?: { readonly role?: Role }): Promise<UserInfo>;
   verify(name: string, password: string): Promise<boolean>;
   setPassword(name: string, password: string): Promise<void>;
+  /** False when there is no such user. (The embedder may remove the last admin; HTTP may not: R-5.) */
   remove(name: string): Promise<boolean>;
   list(): Promise<UserInfo[]>;
   issueResetToken(name: string): Promise<{ readonly token: string; readonly expiresAt: Date }>;
@@ -55,12 +55,11 @@ export function createService(options: ServiceOptions = {}): Service {
   const config = resolveConfig(options);
   const log = createLogger(config.log);
   const selector = createSelector();
-  const throttle = createThrottle();
   const gate = createHashGate({ concurrency: config.hashConcurrency, queueLimit: config.hashQueueLimit });
   let parts: Promise<Parts> | undefined;
   // A failed open (locked or corrupt store) is not remembered: the next request tries again.
   const ready = (): Promise<Parts> =>
-    (parts ??= open(config, log, throttle, gate).catch((error: unknown) => {
+    (parts ??= open(config, log, gate).catch((error: unknown) => {
       parts = undefined;
       throw error;
     }));
@@ -105,18 +104,27 @@ export function createService(options: ServiceOptions = {}): Service {
     async listen() {
       if (listeners !== undefined) throw new ServiceError('ERR_INVALID_OPTION', 'the service is already listening');
       const { store, users } = await ready();
-      if (!config.digest) await dropDigestSecrets(store);
       await users.warmUp();
       let { cert, key } = config;
+      let dev: DevCertificate | undefined;
       if (cert === undefined || key === undefined) {
-        const dev = await ensureDevCertificate(config.certDir);
+        dev = await ensureDevCertificate(config.certDir);
         ({ cert, key } = dev);
         log.warn('using a DEVELOPMENT certificate for localhost, 127.0.0.1 and ::1: pass --cert and --key in production', {
           certPath: dev.certPath,
           created: dev.created,
         });
       }
-      listeners = await startListeners({ ...config, cert, key }, handler);
+      try {
+        listeners = await startListeners({ ...config, cert, key }, handler);
+      } catch (error) {
+        // A start that fails (address in use, not ours) leaves no new certificate behind.
+        if (dev?.created === true) await Promise.all([rm(dev.certPath, { force: true }), rm(dev.keyPath, { force: true })]);
+        throw error;
+      }
+      // Only a server that did start drops them: a second start on a busy port must not wipe
+      // the secrets of the Digest server already running there.
+      if (!config.digest) await dropDigestSecrets(store);
       log.info('listening', { url: listeners.url, ...(listeners.httpUrl === undefined ? {} : { httpUrl: listeners.httpUrl }) });
       return { url: listeners.url, httpUrl: listeners.httpUrl };
     },
@@ -133,14 +141,14 @@ export function createService(options: ServiceOptions = {}): Service {
           const outcome = await u.setPassword(name, password, { via: 'library', by: null });
           if (outcome !== 'ok') throw new ServiceError('ERR_USER_NOT_FOUND', `no user "${name}"`);
         }),
-      remove: (name) => withUsers((u) => u.remove(name)),
+      remove: (name) => withUsers(async (u) => (await u.remove(name, { allowLastAdmin: true })) === 'ok'),
       list: () => withUsers((u) => u.list()),
       issueResetToken: (name) => withUsers((u) => u.issueResetToken(name)),
     },
   };
 }
 
-async function open(config: Config, log: Logger, throttle: ReturnType<typeof createThrottle>, gate: ReturnType<typeof createHashGate>): Promise<Parts> {
+async function open(config: Config, log: Logger, gate: ReturnType<typeof createHashGate>): Promise<Parts> {
   isCommonPassword(''); // load the bundled list now, not during a request
   const store = await openStore(config.store, {
     hooks: { onWarning: (message, fields) => log.warn(message, fields), onCompactError: (error) => log.error('users store compaction failed; it is retried later', error) },
@@ -170,7 +178,8 @@ async function open(config: Config, log: Logger, throttle: ReturnType<typeof cre
   const auth = createAuthenticator({
     realm: config.realm,
     users,
-    throttle,
+    throttle: store.throttle,
+    nonces: store.nonces,
     digest: vault === undefined ? undefined : { auth: createDigestAuth({ realm: config.realm, secret: await nonceSecret(config.digestKeyFile) }), vault },
   });
   const { put, post } = createPasswordHandlers({ users, auth, maxBodyBytes: config.maxBodyBytes });
@@ -191,7 +200,7 @@ async function nonceSecret(keyFile: string): Promise<Buffer> {
  * server's secrets.)
  */
 async function dropDigestSecrets(store: Store): Promise<void> {
-  for (const record of store.list()) {
+  for (const record of await store.list()) {
     if (record.digest === undefined) continue;
     await store.update(record.name, (current) => {
       if (current?.digest === undefined) return { next: undefined, result: undefined };

@@ -1,5 +1,6 @@
 // Options of openStore(), validated once (STYLE §5).
 import { ServiceError } from '../errors.js';
+import { resolveThrottlePolicy, type ThrottlePolicy } from './ledgers.js';
 
 /** Points where a test (or an embedder) can observe or fail the store's writes. */
 export interface StoreHooks {
@@ -14,9 +15,9 @@ export interface StoreHooks {
   /**
    * Told about something an operator should know that does not stop the store: a torn last
    * journal line (an unacknowledged write) being ignored, a file's mode narrowed to 0600.
-   * `fields` always holds `file`; the message is one line of prose.
+   * The message is one line of prose; `fields`, when given, hold `file` and what was found.
    */
-  onWarning?: (message: string, fields: Readonly<Record<string, unknown>>) => void;
+  onWarning?: (message: string, fields?: Readonly<Record<string, unknown>>) => void;
 }
 
 export interface StoreOptions {
@@ -29,6 +30,8 @@ export interface StoreOptions {
   /** A lock file its holder has not refreshed for this long is taken over. @default 30_000 */
   staleLockMs?: number;
   hooks?: StoreHooks;
+  /** P-8 numbers for the store's throttle ledger. @default DEFAULT_THROTTLE_POLICY */
+  throttle?: Partial<ThrottlePolicy>;
 }
 
 export interface StoreConfig {
@@ -37,9 +40,10 @@ export interface StoreConfig {
   readonly lockTimeoutMs: number;
   readonly staleLockMs: number;
   readonly hooks: StoreHooks;
+  readonly throttle: ThrottlePolicy;
 }
 
-const KNOWN: { [K in keyof StoreOptions]-?: true } = { now: true, compactBytes: true, lockTimeoutMs: true, staleLockMs: true, hooks: true };
+const KNOWN: { [K in keyof StoreOptions]-?: true } = { now: true, compactBytes: true, lockTimeoutMs: true, staleLockMs: true, hooks: true, throttle: true };
 const KNOWN_HOOKS: { [K in keyof StoreHooks]-?: true } = { beforeAppend: true, beforeSync: true, beforeCompact: true, onCompactError: true, onWarning: true };
 
 export function resolveStoreOptions(path: unknown, options: StoreOptions): StoreConfig {
@@ -62,6 +66,7 @@ export function resolveStoreOptions(path: unknown, options: StoreOptions): Store
     lockTimeoutMs: integerAtLeast(options.lockTimeoutMs ?? 10_000, 'lockTimeoutMs', 0),
     staleLockMs: integerAtLeast(options.staleLockMs ?? 30_000, 'staleLockMs', 1),
     hooks: Object.freeze({ ...hooks }),
+    throttle: resolveThrottlePolicy(options.throttle),
   });
 }
 

@@ -22,7 +22,7 @@ export interface StorePathOptions {
 
 /** The side files of the store at real path `path`, each of which must be ours (U-1). */
 export function storeSideFiles(path: string): string[] {
-  return [`${path}.journal`, `${path}.lock`, `${path}.tmp`, `${path}.journal.tmp`];
+  return [`${path}.journal`, `${path}.lock`, `${path}.tmp`, `${path}.journal.tmp`, `${path}.ledger`];
 }
 
 /**

@@ -134,7 +134,7 @@ test('U-1 CLI: a planted store makes every command exit 1 with one line naming t
   assert.deepEqual(await owner(store), { uid: NOBODY_UID, mode: 0o666 });
 });
 
-test('U-1 a side file planted by another user beside our store is refused (journal, lock, temporary file, Digest key)', { skip: asRoot }, async (t) => {
+test('U-1 a side file planted by another user beside our store is refused (journal, lock, temporary file, ledger, Digest key)', { skip: asRoot }, async (t) => {
   const planted = await plantedAdminStore(t);
   const lock = `${JSON.stringify({ pid: 999_999_999, host: hostname(), nonce: 'planted', at: new Date().toISOString() })}\n`;
   const cases = [
@@ -142,6 +142,8 @@ test('U-1 a side file planted by another user beside our store is refused (journ
     { file: 'users.json.journal', bytes: planted.journal, mode: 0o666, digest: false },
     { file: 'users.json.lock', bytes: Buffer.from(lock), mode: 0o644, digest: false },
     { file: 'users.json.tmp', bytes: planted.snapshot, mode: 0o600, digest: false },
+    // The throttle and nonce ledger: a planted one could lift a lockout or replay a Digest nonce.
+    { file: 'users.json.ledger', bytes: Buffer.from('{"a":["alice",0,0]}\n'), mode: 0o666, digest: false },
     // A key the attacker knows would let them read every sealed Digest secret; mode 0600 so ownership alone decides.
     { file: 'digest.key', bytes: Buffer.alloc(32, 7), mode: 0o600, digest: true },
   ];
@@ -153,7 +155,7 @@ test('U-1 a side file planted by another user beside our store is refused (journ
       await rm(join(shared, c.file), { force: true });
       await writeAsNobody(join(shared, c.file), c.bytes, c.mode);
       await assertRefused(t, store, new RegExp(`${escape(join(shared, c.file))} is owned by user ${NOBODY_UID}`), { digest: c.digest });
-      const cli = await run(['user', 'list', '--store', store, ...(c.digest ? ['--digest'] : [])]);
+      const cli = await run(['user', 'passwd', 'alice', '--store', store, ...FAST, ...(c.digest ? ['--digest'] : [])], { input: 'tangerine-second-passphrase-2\n' });
       assert.equal(cli.code, 1, cli.stderr);
       assert.equal(cli.stderr.trim().split('\n').length, 1);
       assert.ok(cli.stderr.includes(join(shared, c.file)), cli.stderr);
@@ -275,7 +277,7 @@ test('U-1 a symlinked store file is the same store: journal and lock live beside
   assert.deepEqual(await readdir(other), ['users.json'], 'no journal or lock beside the link');
   assert.match(await readFile(join(real, 'users.json.journal'), 'utf8'), /"name":"bob"/);
   const viaReal = await openStore(join(real, 'users.json'));
-  assert.deepEqual(viaReal.list().map((u) => u.name), ['alice', 'bob']);
+  assert.deepEqual((await viaReal.list()).map((u) => u.name), ['alice', 'bob']);
   await viaReal.close();
 
   // One lock: held at the real file, it holds the link's openers too.
