@@ -14,6 +14,8 @@ export const FLAGS = {
   'min-length': { type: 'string', env: 'HTTPSKIT_MIN_LENGTH', help: 'minimum password length, 8..64 (default 15)' },
   'scrypt-ln': { type: 'string', env: 'HTTPSKIT_SCRYPT_LN', help: 'scrypt cost as log2(N) (default 17)' },
   'no-hsts': { type: 'boolean', env: 'HTTPSKIT_NO_HSTS', help: 'do not send Strict-Transport-Security' },
+  'metrics-port': { type: 'string', env: 'HTTPSKIT_METRICS_PORT', help: 'serve Prometheus metrics at http://HOST:N/metrics (default off)' },
+  'log-level': { type: 'string', env: 'HTTPSKIT_LOG_LEVEL', help: 'info (a line per request), warn (4xx, 5xx), error (5xx), off|silent (errors only); default info' },
   admin: { type: 'boolean', env: undefined, help: 'with "user add": make the user an admin' },
   help: { type: 'boolean', env: undefined, help: 'show this help' },
   version: { type: 'boolean', env: undefined, help: 'show the version' },

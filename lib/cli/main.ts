@@ -5,6 +5,7 @@ import type { Readable, Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import type { ServiceOptions } from '../config.js';
 import { ServiceError } from '../errors.js';
+import { LOG_LEVELS } from '../log.js';
 import { createService } from '../service.js';
 import { PasswordPolicyError } from '../users/users.js';
 import { helpText, integerFlag, parseCommandLine, UsageError, type Flags } from './args.js';
@@ -121,6 +122,13 @@ async function serve(flags: Flags, io: CliIO): Promise<number> {
   if (flags['cert-dir'] !== undefined) o.certDir = flags['cert-dir'];
   if (flags['trust-proxy'] !== undefined) o.trustProxy = flags['trust-proxy'];
   if (flags['no-hsts'] === true) o.hstsMaxAge = false;
+  const metricsPort = integerFlag(flags['metrics-port'], 'metrics-port', 0, 65_535);
+  if (metricsPort !== undefined) o.metricsPort = metricsPort;
+  const level = flags['log-level'];
+  if (level !== undefined) {
+    if (!LOG_LEVELS.includes(level)) throw new UsageError(`--log-level must be one of ${LOG_LEVELS.join(', ')}, got "${level}"`);
+    o.logLevel = level as NonNullable<ServiceOptions['logLevel']>;
+  }
   if ((flags.cert === undefined) !== (flags.key === undefined)) throw new UsageError('--cert and --key go together');
   if (flags.cert !== undefined && flags.key !== undefined) {
     o.cert = await readPem(flags.cert, 'certificate (--cert)');

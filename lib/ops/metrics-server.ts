@@ -2,6 +2,7 @@
 // scrapes plain HTTP by default), bound to the service's --host. Only GET/HEAD /metrics.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { problem } from '../http/problem.js';
 import { listen, origin } from '../http/server.js';
 import { EXPOSITION_CONTENT_TYPE } from './exposition.js';
 
@@ -28,10 +29,15 @@ export async function startMetricsListener(host: string, port: number, render: (
 function answer(req: IncomingMessage, res: ServerResponse, render: () => string): void {
   const path = (req.url ?? '').split('?')[0];
   const common = { 'x-content-type-options': 'nosniff', 'cache-control': 'no-store' };
+  // Refusals are problem documents (E-1), like the main listener's.
+  const refuse = (status: 404 | 405, headers: Readonly<Record<string, string>>, body: object): void => {
+    res.writeHead(status, { ...common, ...headers, 'content-type': 'application/problem+json; charset=utf-8' });
+    res.end(req.method === 'HEAD' ? undefined : JSON.stringify(body));
+  };
   if (path !== '/metrics') {
-    res.writeHead(404, { ...common, 'content-type': 'text/plain; charset=utf-8' }).end('Not found: scrape /metrics\n');
+    refuse(404, {}, problem(404, 'not-found', { detail: 'This listener serves /metrics only.' }));
   } else if (req.method !== 'GET' && req.method !== 'HEAD') {
-    res.writeHead(405, { ...common, allow: 'GET, HEAD', 'content-type': 'text/plain; charset=utf-8' }).end('Method not allowed: use GET\n');
+    refuse(405, { allow: 'GET, HEAD' }, problem(405, 'method-not-allowed', { detail: 'Allowed: GET, HEAD.' }));
   } else {
     const body = render();
     res.writeHead(200, { ...common, 'content-type': EXPOSITION_CONTENT_TYPE, 'content-length': Buffer.byteLength(body) });

@@ -123,7 +123,10 @@ export function openApiDocument(version: string): Obj {
       ref('parameters', 'Param1'),
     ]),
     '/api/{resource}': {
-      ...getAndHead('getResource', 'A registered resource (A-2), by name with an optional .json or .xml extension', ['representations'], representationResponses({}, 'resource'), {
+      ...getAndHead('getResource', 'A registered resource (A-2), by name with an optional .json or .xml extension', ['representations'], representationResponses({}, 'resource', {
+        '4XX': problemResponse('A problem an embedder\'s loader raised (HttpError), with its headers.'),
+        '5XX': problemResponse('A problem an embedder\'s loader raised (HttpError), with its headers.'),
+      }), {
         parameters: [ref('parameters', 'Resource'), ref('parameters', 'ReturnType')],
       }),
       options: options('resourceOptions', 'GET, HEAD, OPTIONS'),
