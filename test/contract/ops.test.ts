@@ -11,7 +11,8 @@ import { METRIC_NAMES } from '../../lib/ops/metrics.js';
 import { exited, run, serve } from '../helpers/cli.js';
 import { request } from '../helpers/https.js';
 import { createChecker } from '../helpers/openapi-check.js';
-import { basic, startService } from '../helpers/service.js';
+import { createService } from '../../lib/index.js';
+import { basic, startService, testCertificate } from '../helpers/service.js';
 import { parseXml } from '../helpers/xml-parse.js';
 import { tempDir } from '../helpers/tmp.js';
 import { openApiDocument } from '../../lib/ops/openapi.js';
@@ -305,4 +306,17 @@ test('H-5 README lists every metric; H-3/H-4 sections exist', async () => {
   const readme = await readFile(new URL('../../README.md', import.meta.url), 'utf8');
   for (const name of METRIC_NAMES) assert.ok(readme.includes(name), name);
   for (const s of ['/healthz', '/readyz', '/openapi.json', '--metrics-port', '--log-level']) assert.ok(readme.includes(s), s);
+});
+
+test('H-5/C-6 options: metricsPort and logLevel are checked when the service is created', async (t) => {
+  for (const options of [{ metricsPort: -1 }, { metricsPort: 70_000 }, { metricsPort: 1.5 }, { logLevel: 'loud' }, { logLevel: 3 }]) {
+    assert.throws(() => createService(options as never), { code: 'ERR_INVALID_OPTION' }, JSON.stringify(options));
+  }
+  // A metrics port that cannot be bound stops listen() and leaves nothing listening.
+  const first = await startService(t, { metricsPort: 0 });
+  const taken = Number(new URL(first.logs.map((l) => JSON.parse(l)).find((l) => l.msg === 'listening').metricsUrl).port);
+  const dir = await tempDir(t);
+  const second = createService({ port: 0, metricsPort: taken, store: join(dir, 'users.json'), ...testCertificate(), log: false });
+  await assert.rejects(second.listen(), { code: 'EADDRINUSE' });
+  await second.close();
 });
