@@ -23,7 +23,6 @@ import { ensureDevCertificate } from './tls/dev-cert.js';
 import { isCommonPassword } from './users/common-passwords.js';
 import { createHashGate, GateFullError, type HashGate } from './users/hash-gate.js';
 import { openStore, type Store } from './users/store.js';
-import { createThrottle } from './users/throttle.js';
 import { createUsers, type Role, type UserInfo, type Users } from './users/users.js';
 
 export interface Service {
@@ -43,6 +42,7 @@ export interface UserOperations {
   add(name: string, password: string, options?: { readonly role?: Role }): Promise<UserInfo>;
   verify(name: string, password: string): Promise<boolean>;
   setPassword(name: string, password: string): Promise<void>;
+  /** False when there is no such user. (The embedder may remove the last admin; HTTP may not: R-5.) */
   remove(name: string): Promise<boolean>;
   list(): Promise<UserInfo[]>;
   issueResetToken(name: string): Promise<{ readonly token: string; readonly expiresAt: Date }>;
@@ -60,7 +60,6 @@ export function createService(options: ServiceOptions = {}): Service {
   const config = resolveConfig(options);
   const log = createLogger(config.log, config.logLevel);
   const selector = createSelector();
-  const throttle = createThrottle();
   const hashGate = createHashGate({ concurrency: config.hashConcurrency, queueLimit: config.hashQueueLimit });
   // H-5: observed only when scraped; a service without --metrics-port does none of the work.
   const metrics = config.metricsPort === undefined ? undefined : createMetrics({ hashes: hashGate });
@@ -68,7 +67,7 @@ export function createService(options: ServiceOptions = {}): Service {
   let parts: Promise<Parts> | undefined;
   // A failed open (locked or corrupt store) is not remembered: the next request tries again.
   const ready = (): Promise<Parts> =>
-    (parts ??= open(config, log, throttle, gate, metrics).catch((error: unknown) => {
+    (parts ??= open(config, log, gate, metrics).catch((error: unknown) => {
       parts = undefined;
       throw error;
     }));
@@ -79,7 +78,7 @@ export function createService(options: ServiceOptions = {}): Service {
     createHealthRegistry({
       ready: async () => {
         const { store } = await ready();
-        await store.refresh();
+        await store.ping();
       },
       onNotReady: (error) => log.warn('not ready: the user store does not answer', { error: error instanceof Error ? error.message : String(error) }),
     }),
@@ -173,7 +172,7 @@ export function createService(options: ServiceOptions = {}): Service {
           const outcome = await u.setPassword(name, password, { via: 'library', by: null });
           if (outcome !== 'ok') throw new ServiceError('ERR_USER_NOT_FOUND', `no user "${name}"`);
         }),
-      remove: (name) => withUsers((u) => u.remove(name)),
+      remove: (name) => withUsers(async (u) => (await u.remove(name, { allowLastAdmin: true })) === 'ok'),
       list: () => withUsers((u) => u.list()),
       issueResetToken: (name) => withUsers((u) => u.issueResetToken(name)),
     },
@@ -183,12 +182,11 @@ export function createService(options: ServiceOptions = {}): Service {
 async function open(
   config: Config,
   log: Logger,
-  throttle: ReturnType<typeof createThrottle>,
   gate: HashGate,
   metrics: Metrics | undefined,
 ): Promise<Parts> {
   isCommonPassword(''); // load the bundled list now, not during a request
-  const opened = await openStore(config.store);
+  const opened = await openStore(config.store, { hooks: { onWarning: (message) => log.warn(message) } });
   const store = metrics === undefined ? opened : instrumentStore(opened, metrics);
   let vault: DigestVault | undefined;
   if (config.digest) vault = await openDigestVault(config.digestKeyFile);
@@ -215,8 +213,10 @@ async function open(
   const auth = createAuthenticator({
     realm: config.realm,
     users,
-    throttle,
+    throttle: store.throttle,
+    nonces: store.nonces,
     digest: vault === undefined ? undefined : { auth: createDigestAuth({ realm: config.realm, secret: await nonceSecret(config.digestKeyFile) }), vault },
+    ...(metrics === undefined ? {} : { onRefused: (kind: 'locked' | 'busy') => metrics.throttled(kind) }),
   });
   const { put, post } = createPasswordHandlers({ users, auth, maxBodyBytes: config.maxBodyBytes });
   return { store, users, put, post };
@@ -236,7 +236,7 @@ async function nonceSecret(keyFile: string): Promise<Buffer> {
  * server's secrets.)
  */
 async function dropDigestSecrets(store: Store): Promise<void> {
-  for (const record of store.list()) {
+  for (const record of await store.list()) {
     if (record.digest === undefined) continue;
     await store.update(record.name, (current) => {
       if (current?.digest === undefined) return { next: undefined, result: undefined };

@@ -9,7 +9,7 @@ export const THROTTLE_KINDS: readonly ThrottleKind[] = ['locked', 'busy', 'hash-
 
 /** Store operations observed; any other method of a store is passed through unobserved. */
 export const STORE_OPERATIONS = [
-  'get', 'page', 'list', 'count', 'findByUserhash', 'update', 'ping', 'refresh',
+  'get', 'page', 'list', 'count', 'findByUserhash', 'update', 'ping',
   'throttle.reserve', 'throttle.settle', 'nonces.claim', 'issuance.take',
 ] as const;
 export type StoreOperation = (typeof STORE_OPERATIONS)[number];
@@ -36,7 +36,7 @@ export const METRIC_NAMES = [
 export interface Metrics {
   /** One answered request: its route label, method, status and time to the last byte handed to the socket. */
   request(route: string, method: string, status: number, seconds: number): void;
-  /** An authentication attempt refused by kind (the authenticator calls this). */
+  /** A refused authentication attempt, by kind (the authenticator's onRefused, the hash gate). */
   throttled(kind: ThrottleKind): void;
   /** One store operation and whether it failed. */
   store(operation: StoreOperation, seconds: number, failed: boolean): void;
@@ -54,7 +54,7 @@ export function createMetrics(options: MetricsOptions): Metrics {
   const durations = histogram('httpskit_http_request_duration_seconds', 'Time from a request to its response, by route pattern.', ['route'], REQUEST_BUCKETS);
   const refusals = counter(
     'httpskit_throttle_refusals_total',
-    'Authentication attempts refused before hashing: locked (P-8 account or address limit, 429), busy (attempts in flight fill the budget, 503), hash-queue-full (503).',
+    'Authentication attempts refused before hashing: locked (P-8 account or address limit, 429), busy (attempts in flight fill the budget; the attempt waits, then 503), hash-queue-full (503).',
     ['kind'],
     THROTTLE_KINDS.map((kind) => ({ kind })),
   );
@@ -74,9 +74,6 @@ export function createMetrics(options: MetricsOptions): Metrics {
       const m = METHODS.has(method) ? method : 'other';
       requests.inc({ route, method: m, status: String(status) });
       durations.observe({ route }, seconds);
-      // 429 is only ever a P-8 refusal (an account or address over its budget), counted here once
-      // for every route; the authenticator reports the other kinds itself.
-      if (status === 429) refusals.inc({ kind: 'locked' });
     },
     throttled(kind) {
       refusals.inc({ kind });
