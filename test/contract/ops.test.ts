@@ -99,6 +99,22 @@ test('H-3 /readyz answers 503 overloaded with Retry-After while the store cannot
   assert.equal((await s.fetch('/readyz')).status, 200, 'ready again once the store answers');
 });
 
+test('H-3 /readyz answers 503 while another process holds the store\'s lock past the readiness time-out', async (t) => {
+  const s = await startService(t);
+  assert.equal((await s.fetch('/readyz')).status, 200);
+  // A lock without a readable owner is another process's until it is old (U-1): nothing can be written.
+  await writeFile(`${s.store}.lock`, 'held by another process');
+  const started = performance.now();
+  const down = await s.fetch('/readyz');
+  assert.equal(down.status, 503);
+  assert.equal(JSON.parse(down.body).type, '/problems/overloaded');
+  assert.ok(performance.now() - started < 9_000, 'answered before the store\'s own lock time-out');
+  assert.equal((await s.fetch('/healthz')).status, 200);
+  await rm(`${s.store}.lock`);
+  for (let i = 0; i < 50 && (await s.fetch('/readyz')).status !== 200; i++) await new Promise((resolve) => setTimeout(resolve, 100));
+  assert.equal((await s.fetch('/readyz')).status, 200, 'ready again once the lock is released');
+});
+
 /** `promtool check metrics` on the text; skipped without promtool, except under CI. */
 async function promtool(t: { skip: (message: string) => void }, text: string): Promise<void> {
   const result = await new Promise<{ code: number | null; output: string } | undefined>((resolve) => {
