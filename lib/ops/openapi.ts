@@ -61,9 +61,10 @@ function operation(id: string, summary: string, tags: readonly string[], respons
   return { operationId: id, summary, tags, ...extra, responses: { ...COMMON, ...responses } };
 }
 
-function options(id: string, allow: string): Obj {
+function options(id: string, allow: string, extra: Obj = {}): Obj {
   return operation(id, `Allowed methods: ${allow}`, ['meta'], {
     '204': { description: `No content; Allow: ${allow}.`, headers: { Allow: ref('headers', 'Allow'), 'X-Request-Id': ref('headers', 'XRequestId') } },
+    ...extra,
   });
 }
 
@@ -218,7 +219,8 @@ export function openApiDocument(version: string): Obj {
         },
         { parameters: [userParam], security: [] },
       ),
-      options: options('requestResetTokenOptions', 'POST, OPTIONS'),
+      // P-12: without a delivery channel the route does not exist, OPTIONS included.
+      options: options('requestResetTokenOptions', 'POST, OPTIONS', { '404': R('NotFound') }),
     },
     '/user/{name}': {
       ...getAndHead(

@@ -240,6 +240,26 @@ test('H-4 /openapi.json is a valid OpenAPI 3.1 document describing every route a
   assert.equal(served.headers['etag'], r.headers['etag']);
 });
 
+test('H-4 every documented path answers OPTIONS with exactly the documented methods', async (t) => {
+  const s = await startService(t, { onResetToken: () => {} });
+  const document = openApiDocument('0.0.0') as { paths: Record<string, Record<string, unknown>> };
+  // Routes other branches serve (R, P-12): until they are merged here these answer 404.
+  const pending = new Set(['/user/{name}', '/user/', '/user/{name}/resettoken']);
+  for (const [path, item] of Object.entries(document.paths)) {
+    if (item['servers'] !== undefined) continue; // /metrics: the scrape listener's (H-5 test)
+    const concrete = path.replace('{name}', 'alice').replace('{resource}', 'something');
+    // Unchecked: a route still pending answers 404, which its OPTIONS does not document.
+    const r = await s.fetch(concrete, { method: 'OPTIONS', unchecked: true });
+    if (r.status === 404 && pending.has(path)) {
+      t.diagnostic(`${path}: not served on this branch yet`);
+      continue;
+    }
+    assert.equal(r.status, 204, path);
+    const documented = Object.keys(item).filter((k) => k !== 'parameters').map((m) => m.toUpperCase()).sort();
+    assert.deepEqual(String(r.headers['allow']).split(', ').sort(), documented, path);
+  }
+});
+
 test('H-4 the response check of the test helpers refuses what the document does not describe', () => {
   const check = createChecker(openApiDocument('0.0.0'));
   const json = { 'content-type': 'application/json; charset=utf-8' };
