@@ -26,7 +26,7 @@ export interface Selector {
 export interface ProblemLabel {
   readonly format: Format;
   readonly type: ProblemMediaType;
-  /** Whether `Accept` took part in the choice (then the response varies on it). */
+  /** Whether `Accept` took part in the choice (then the response varies on it): always, since the label depends on it. */
   readonly byAccept: boolean;
 }
 
