@@ -2,10 +2,9 @@
 // It is driven over the Chrome DevTools Protocol on a pipe (--remote-debugging-pipe: JSON messages
 // separated by NUL on file descriptors 3 and 4), which needs no WebSocket client and no package.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { access, constants } from 'node:fs/promises';
-import { delimiter, join } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import type { TestContext } from 'node:test';
+import { findExecutable } from './executable.js';
 import { tempDir } from './tmp.js';
 
 const NAMES = ['chromium', 'chromium-browser', 'google-chrome-stable', 'google-chrome'] as const;
@@ -13,16 +12,8 @@ const NAMES = ['chromium', 'chromium-browser', 'google-chrome-stable', 'google-c
 const STEP_TIMEOUT_MS = 60_000;
 
 /** The Chromium executable: $CHROMIUM if set, else the first of NAMES on PATH; undefined when none. */
-export async function findChromium(): Promise<string | undefined> {
-  const override = process.env['CHROMIUM'];
-  if (override !== undefined && override !== '') return override;
-  for (const dir of (process.env['PATH'] ?? '').split(delimiter)) {
-    for (const name of NAMES) {
-      const file = join(dir, name);
-      if (await access(file, constants.X_OK).then(() => true, () => false)) return file;
-    }
-  }
-  return undefined;
+export function findChromium(): Promise<string | undefined> {
+  return findExecutable('CHROMIUM', NAMES);
 }
 
 /** What the browser showed after navigating. */
