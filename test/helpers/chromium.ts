@@ -4,8 +4,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { Readable, Writable } from 'node:stream';
 import type { TestContext } from 'node:test';
-import { findExecutable } from './executable.js';
-import { tempDir } from './tmp.js';
+import { browserProfile, findExecutable } from './executable.js';
 
 const NAMES = ['chromium', 'chromium-browser', 'google-chrome-stable', 'google-chrome'] as const;
 /** Generous: two cores shared with the rest of the suite. */
@@ -47,7 +46,8 @@ interface Message {
  * home is off.
  */
 export async function launchChromium(t: TestContext, executable: string): Promise<Browser> {
-  const profile = await tempDir(t);
+  let cdp: Cdp | undefined;
+  const profile = await browserProfile(t, async () => cdp?.close());
   const child = spawn(
     executable,
     [
@@ -66,20 +66,19 @@ export async function launchChromium(t: TestContext, executable: string): Promis
     ],
     { stdio: ['ignore', 'ignore', 'pipe', 'pipe', 'pipe'] },
   );
-  const cdp = new Cdp(child);
-  t.after(() => cdp.close());
-  await cdp.send('Browser.getVersion');
+  const client = (cdp = new Cdp(child));
+  await client.send('Browser.getVersion');
 
   return {
     async show(url, accept) {
-      const { targetId } = await cdp.send('Target.createTarget', { url: 'about:blank' });
-      const { sessionId } = await cdp.send('Target.attachToTarget', { targetId, flatten: true });
+      const { targetId } = await client.send('Target.createTarget', { url: 'about:blank' });
+      const { sessionId } = await client.send('Target.attachToTarget', { targetId, flatten: true });
       const stop: (() => void)[] = [];
       try {
         let status: number | undefined;
         let contentType: string | undefined;
         stop.push(
-          cdp.on((m) => {
+          client.on((m) => {
             if (m.sessionId !== sessionId) return;
             if (m.method === 'Network.responseReceived' && m.params?.['type'] === 'Document' && status === undefined) {
               status = m.params['response'].status;
@@ -91,21 +90,21 @@ export async function launchChromium(t: TestContext, executable: string): Promis
                 .filter(([name]) => name.toLowerCase() !== 'accept')
                 .map(([name, value]) => ({ name, value }));
               headers.push({ name: 'Accept', value: accept });
-              cdp.send('Fetch.continueRequest', { requestId: m.params?.['requestId'], headers }, sessionId).catch(() => {});
+              client.send('Fetch.continueRequest', { requestId: m.params?.['requestId'], headers }, sessionId).catch(() => {});
             }
           }),
         );
-        await cdp.send('Network.enable', {}, sessionId);
-        await cdp.send('Page.enable', {}, sessionId);
-        if (accept !== undefined) await cdp.send('Fetch.enable', { patterns: [{ urlPattern: '*', requestStage: 'Request' }] }, sessionId);
-        const loaded = cdp.waitFor((m) => m.sessionId === sessionId && m.method === 'Page.loadEventFired');
-        const navigation = await cdp.send('Page.navigate', { url }, sessionId);
+        await client.send('Network.enable', {}, sessionId);
+        await client.send('Page.enable', {}, sessionId);
+        if (accept !== undefined) await client.send('Fetch.enable', { patterns: [{ urlPattern: '*', requestStage: 'Request' }] }, sessionId);
+        const loaded = client.waitFor((m) => m.sessionId === sessionId && m.method === 'Page.loadEventFired');
+        const navigation = await client.send('Page.navigate', { url }, sessionId);
         await loaded;
-        const evaluated = await cdp.send('Runtime.evaluate', { expression: 'document.body ? document.body.innerText : ""', returnByValue: true }, sessionId);
+        const evaluated = await client.send('Runtime.evaluate', { expression: 'document.body ? document.body.innerText : ""', returnByValue: true }, sessionId);
         return { text: String(evaluated['result']?.value ?? ''), status, contentType, errorText: navigation['errorText'] };
       } finally {
         for (const s of stop) s();
-        await cdp.send('Target.closeTarget', { targetId }).catch(() => {});
+        await client.send('Target.closeTarget', { targetId }).catch(() => {});
       }
     },
   };

@@ -1,5 +1,7 @@
-import { access, constants } from 'node:fs/promises';
+import { access, constants, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
+import type { TestContext } from 'node:test';
 
 /** `$<override>` when set, else the first of `names` found executable on PATH; undefined when none. */
 export async function findExecutable(override: string, names: readonly string[]): Promise<string | undefined> {
@@ -12,4 +14,21 @@ export async function findExecutable(override: string, names: readonly string[])
     }
   }
   return undefined;
+}
+
+/**
+ * A fresh profile directory for a browser, removed after the test by the same hook that first
+ * stopped the browser (`stop`): removing it while the browser still writes there fails (ENOTEMPTY),
+ * and a failed after-hook skips the hooks behind it, which would leave the browser running.
+ */
+export async function browserProfile(t: TestContext, stop: () => Promise<void>): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'httpskit-browser-'));
+  t.after(async () => {
+    try {
+      await stop();
+    } finally {
+      await rm(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 200 });
+    }
+  });
+  return dir;
 }

@@ -5,8 +5,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
 import type { TestContext } from 'node:test';
-import { findExecutable } from './executable.js';
-import { tempDir } from './tmp.js';
+import { browserProfile, findExecutable } from './executable.js';
 
 /** Generous: two cores shared with the rest of the suite. */
 const STEP_TIMEOUT_MS = 60_000;
@@ -49,7 +48,8 @@ export interface Firefox {
  * the session's acceptInsecureCerts.
  */
 export async function launchFirefox(t: TestContext, executable: string, accept?: string): Promise<Firefox> {
-  const profile = await tempDir(t);
+  let stop = async (): Promise<void> => {};
+  const profile = await browserProfile(t, () => stop());
   const prefs: Record<string, string | number | boolean> = { ...PREFS, ...(accept === undefined ? {} : { 'network.http.accept': accept }) };
   await writeFile(join(profile, 'user.js'), Object.entries(prefs).map(([k, v]) => `user_pref(${JSON.stringify(k)}, ${JSON.stringify(v)});\n`).join(''));
   const child = spawn(executable, ['--headless', '--marionette', '--no-remote', '--profile', profile], { stdio: ['ignore', 'ignore', 'pipe'] });
@@ -63,7 +63,7 @@ export async function launchFirefox(t: TestContext, executable: string, accept?:
   child.on('exit', () => {
     exited = true;
   });
-  t.after(async () => {
+  stop = async () => {
     if (exited) return;
     const gone = new Promise((resolve) => child.once('exit', resolve));
     const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
@@ -71,7 +71,7 @@ export async function launchFirefox(t: TestContext, executable: string, accept?:
     marionette?.close();
     await gone;
     clearTimeout(timer);
-  });
+  };
 
   let port: number | undefined;
   for (const started = Date.now(); port === undefined; ) {
