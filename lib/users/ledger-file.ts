@@ -9,8 +9,8 @@
 // Lines: {"f":[account|null,address,at]} failure · {"s":account} success · {"a":[account,failures,lockedUntil]}
 // account state (compaction) · {"n":[nonce,nc,expiresAt]} · {"i":[account,at]}.
 import { randomBytes } from 'node:crypto';
-import { open, rename, stat } from 'node:fs/promises';
-import { dirname } from 'node:path';
+import { open, stat } from 'node:fs/promises';
+import { errorCode, tightenMode, writeDurably } from './store-files.js';
 import { lockMs, type Ledgers, type Outcome, type Reservation, type ThrottlePolicy } from './ledgers.js';
 
 export interface FileLedgerOptions {
@@ -30,6 +30,15 @@ export interface FileLedgerOptions {
 interface Account {
   failures: number;
   lockedUntil: number;
+}
+
+/** A failure counted in memory ahead of its line: it must survive a start-over and be written once. */
+interface PendingFailure {
+  readonly account: string | null;
+  readonly address: string;
+  readonly at: number;
+  /** A compaction wrote it (from memory) before its own append came: do not append it again. */
+  written: boolean;
 }
 
 interface Lease {
@@ -55,10 +64,13 @@ export function createFileLedgers(o: FileLedgerOptions): FileLedgers {
   const nonces = new Map<string, { nc: number; expiresAt: number }>();
   const issued = new Map<string, number[]>();
   const leases = new Map<string, Lease>();
+  const pending = new Set<PendingFailure>();
   // What of the side file has been applied: its identity and how many bytes.
   let ino = -1;
   let offset = 0;
-  let generation = 0;
+  // Size right after the last compaction: the next one waits until the file has doubled, or a
+  // live state larger than compactBytes would be rewritten on every append.
+  let compactedSize = 0;
   let tail: Promise<unknown> = Promise.resolve();
 
   /** One at a time in this process: catch-ups and appends both move `offset`. */
@@ -125,7 +137,6 @@ export function createFileLedgers(o: FileLedgerOptions): FileLedgers {
   }
 
   function reset(): void {
-    generation++;
     accounts.clear();
     addresses.clear();
     nonces.clear();
@@ -135,41 +146,63 @@ export function createFileLedgers(o: FileLedgerOptions): FileLedgers {
 
   /** Applies what any process appended since we last looked (a compaction elsewhere: all of it). */
   async function catchUp(): Promise<void> {
-    let info;
-    try {
-      info = await stat(path);
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-      if (ino !== -1) reset();
+    let info = await stat(path).catch((error: unknown) => {
+      if (errorCode(error) !== 'ENOENT') throw error;
+      return undefined;
+    });
+    if (info === undefined) {
+      if (ino !== -1) startOver();
       ino = -1;
       return;
     }
-    if (info.ino !== ino || info.size < offset) {
-      reset();
-      ino = info.ino;
-    }
-    if (info.size === offset) return;
+    if (info.ino === ino && info.size === offset) return; // the common case: one stat
     const handle = await open(path, 'r');
     try {
+      // The identity of what was opened, not of what stat() saw: a compaction elsewhere may have
+      // renamed a new file into place in between, and its bytes are not the old file's.
+      info = await handle.stat();
+      const wasReset = info.ino !== ino || info.size < offset;
+      if (wasReset) {
+        reset();
+        ino = info.ino;
+      }
       const length = info.size - offset;
       const buffer = Buffer.alloc(length);
       const { bytesRead } = await handle.read(buffer, 0, length, offset);
       const text = buffer.subarray(0, bytesRead).toString('utf8');
       // Only whole lines: another process may be half-way through an append.
       const end = text.lastIndexOf('\n');
-      if (end < 0) return;
-      for (const line of text.slice(0, end).split('\n')) if (line !== '') apply(line);
-      offset += Buffer.byteLength(text.slice(0, end + 1));
+      if (end >= 0) {
+        for (const line of text.slice(0, end).split('\n')) if (line !== '') apply(line);
+        offset += Buffer.byteLength(text.slice(0, end + 1));
+      }
+      // Failures counted ahead of their lines are in no file yet: count them again, after the
+      // file's own state (an "a" line sets an account's count and would overwrite them).
+      if (wasReset) reapplyPending();
     } finally {
       await handle.close();
     }
   }
 
+  /** The side file is gone: forget it all but what is still on its way to it. */
+  function startOver(): void {
+    reset();
+    reapplyPending();
+  }
+
+  /** Those a compaction already wrote are in the file just read: only the others. */
+  function reapplyPending(): void {
+    for (const p of pending) if (!p.written) applyFailure(p.account, p.address, p.at);
+  }
+
   /** Appends lines durably; the caller holds the lock and has caught up. */
   async function append(lines: readonly unknown[]): Promise<void> {
-    const text = lines.map((line) => `${JSON.stringify(line)}\n`).join('');
+    let text = lines.map((line) => `${JSON.stringify(line)}\n`).join('');
     const handle = await open(path, 'a', 0o600);
     try {
+      // Bytes past `offset` after a catch-up under the lock are a torn line of a crashed append:
+      // end it, or our line would be glued to it and both skipped.
+      if ((await handle.stat()).size > offset) text = `\n${text}`;
       await handle.write(text);
       await handle.datasync();
       const info = await handle.stat();
@@ -178,7 +211,7 @@ export function createFileLedgers(o: FileLedgerOptions): FileLedgers {
     } finally {
       await handle.close();
     }
-    if (offset > compactBytes) await compact().catch((error: unknown) => o.warn?.(`${path}: compaction failed: ${(error as Error).message}`));
+    if (offset > Math.max(compactBytes, 2 * compactedSize)) await compact().catch((error: unknown) => o.warn?.(`${path}: compaction failed: ${(error as Error).message}`));
   }
 
   /** Rewrites the side file with what still matters (temp file, fsync, rename). */
@@ -189,38 +222,23 @@ export function createFileLedgers(o: FileLedgerOptions): FileLedgers {
     for (const [address, times] of addresses) for (const at of recent(times, policy.addressWindowMs, t)) lines.push({ f: [null, address, at] });
     for (const [nonce, n] of nonces) if (n.expiresAt > t) lines.push({ n: [nonce, n.nc, n.expiresAt] });
     for (const [account, times] of issued) for (const at of times) if (at + 3_600_000 > t) lines.push({ i: [account, at] });
-    const temp = `${path}.${process.pid}.tmp`;
-    const text = lines.map((line) => `${JSON.stringify(line)}\n`).join('');
-    const handle = await open(temp, 'w', 0o600);
-    try {
-      await handle.write(text);
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
-    await rename(temp, path);
-    const dir = await open(dirname(path), 'r');
-    try {
-      await dir.sync();
-    } finally {
-      await dir.close();
-    }
+    // Under the lock (append's caller holds it), so no other process appends before the rename;
+    // writeDurably starts from a fresh 0600 temporary file, whatever a crash left behind (U-1).
+    await writeDurably(path, lines.map((line) => `${JSON.stringify(line)}\n`).join(''));
     const info = await stat(path);
     ino = info.ino;
     offset = info.size;
+    compactedSize = info.size;
+    // Every failure counted ahead is in the new file now, from memory.
+    for (const p of pending) p.written = true;
   }
 
-  /**
-   * Under the cross-process lock: catch up, decide, append what was decided. The task is told
-   * whether the catch-up started over (another process compacted the file), which forgets what
-   * was applied in memory ahead of its line.
-   */
-  const locked = <T>(task: (wasReset: boolean) => Promise<T>): Promise<T> =>
+  /** Under the cross-process lock: catch up, decide, append what was decided. */
+  const locked = <T>(task: () => Promise<T>): Promise<T> =>
     queued(() =>
       o.exclusive(async () => {
-        const before = generation;
         await catchUp();
-        return task(generation !== before);
+        return task();
       }),
     );
 
@@ -250,7 +268,11 @@ export function createFileLedgers(o: FileLedgerOptions): FileLedgers {
   }
 
   return {
-    load: () => queued(catchUp),
+    load: () =>
+      queued(async () => {
+        await tightenMode(path); // U-1: a side file left readable by others is narrowed to 0600
+        await catchUp();
+      }),
 
     size: () => ({ accounts: accounts.size, addresses: addresses.size, nonces: nonces.size }),
 
@@ -263,11 +285,16 @@ export function createFileLedgers(o: FileLedgerOptions): FileLedgers {
         const at = now();
         leases.delete(id);
         if (outcome === 'fail') {
-          applyFailure(account ?? null, address, at);
-          await locked(async (wasReset) => {
-            if (wasReset) applyFailure(account ?? null, address, at);
-            await append([{ f: [account ?? null, address, at] }]);
-          });
+          const failure: PendingFailure = { account: account ?? null, address, at, written: false };
+          pending.add(failure);
+          applyFailure(failure.account, address, at);
+          try {
+            await locked(async () => {
+              if (!failure.written) await append([{ f: [failure.account, address, at] }]);
+            });
+          } finally {
+            pending.delete(failure);
+          }
         } else if (outcome === 'success' && account !== undefined && accounts.delete(account)) {
           // A success only needs writing when there was something to forget.
           await locked(async () => {
