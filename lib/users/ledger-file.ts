@@ -309,6 +309,9 @@ export function createFileLedgers(o: FileLedgerOptions): FileLedgers {
       claim: (nonce, nc, expiresAt) =>
         locked(async () => {
           const t = now();
+          // The Digest check passed before the lock was ours: a nonce that has expired since then
+          // may already be swept below, and its used counts with it. Never good again.
+          if (expiresAt <= t) return false;
           for (const [key, n] of nonces) if (n.expiresAt <= t) nonces.delete(key);
           const known = nonces.get(nonce);
           if (known !== undefined && known.nc >= nc) return false;

@@ -135,3 +135,14 @@ test('P-8: a failure a compaction already wrote is not counted again when anothe
   assert.equal(await admitted(a, 'alice', '10.0.0.1'), 'ok', 'four failures: still free (a double count locks here)');
   assert.equal(await admitted(await open(), 'alice', '10.0.0.1'), 'ok', 'and in a fresh process');
 });
+
+test('P-10: a count verified just before its nonce expired and claimed just after is still a replay', async (t) => {
+  const { clock, open } = await setup(t);
+  const a = await open();
+  const expiresAt = clock.t + 300_000;
+  assert.equal(await a.nonces.claim('n1', 1, expiresAt), true);
+  // The replayed header passed the Digest check at expiresAt - 1; the lock came a little later.
+  clock.t = expiresAt + 5;
+  assert.equal(await a.nonces.claim('n1', 1, expiresAt), false, 'an expired nonce is never claimed');
+  assert.equal(await (await open()).nonces.claim('n1', 1, expiresAt), false, 'nor after a restart');
+});
