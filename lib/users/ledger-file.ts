@@ -2,12 +2,14 @@
 // must survive a restart (a failure, a success after failures, a used Digest nonce count, an issued
 // reset token) is appended to a side file beside the store, `<store>.ledger`, one JSON line each,
 // fsync'ed before the answer. Every process that shares the store reads the others' lines before
-// it decides, and decisions that must be atomic across processes (a nonce count, an issuance) are
-// taken under the store's cross-process lock. Attempts in flight (leases) live in the process:
-// they end with it.
+// it decides, and decisions that must be atomic across processes (a lease, a nonce count, an
+// issuance) are taken under the store's cross-process lock. Attempts in flight (leases) are written
+// too, without fsync: every process must count them (P-8 amended: two servers on one store do not
+// double the guesses), and a crashed process's leases expire.
 //
-// Lines: {"f":[account|null,address,at]} failure · {"s":account} success · {"a":[account,failures,lockedUntil]}
-// account state (compaction) · {"n":[nonce,nc,expiresAt]} · {"i":[account,at]}.
+// Lines: {"f":[account|null,address,at,lease?]} failure · {"s":account} success · {"a":[account,failures,lockedUntil]}
+// account state (compaction) · {"n":[nonce,nc,expiresAt]} · {"i":[account,at]} ·
+// {"l":[lease,account|null,address,expiresAt]} attempt in flight · {"e":lease} (alone or on an "s" line) it ended.
 import { randomBytes } from 'node:crypto';
 import { open, stat } from 'node:fs/promises';
 import { errorCode, tightenMode, writeDurably } from './store-files.js';
@@ -65,6 +67,8 @@ export function createFileLedgers(o: FileLedgerOptions): FileLedgers {
   const issued = new Map<string, number[]>();
   const leases = new Map<string, Lease>();
   const pending = new Set<PendingFailure>();
+  // Leases ended in memory ahead of their line ("e" or "f"): a start-over must not bring them back.
+  const ended = new Set<string>();
   // What of the side file has been applied: its identity and how many bytes.
   let ino = -1;
   let offset = 0;
@@ -117,9 +121,17 @@ export function createFileLedgers(o: FileLedgerOptions): FileLedgers {
     }
     if (typeof event !== 'object' || event === null) return;
     const e = event as Record<string, unknown>;
+    if (typeof e['e'] === 'string') {
+      leases.delete(e['e']);
+      if (Object.keys(e).length === 1) return;
+    }
     const f = e['f'];
+    const l = e['l'];
     if (Array.isArray(f) && (typeof f[0] === 'string' || f[0] === null) && typeof f[1] === 'string' && typeof f[2] === 'number') {
       applyFailure(f[0], f[1], f[2]);
+      if (typeof f[3] === 'string') leases.delete(f[3]);
+    } else if (Array.isArray(l) && typeof l[0] === 'string' && (typeof l[1] === 'string' || l[1] === null) && typeof l[2] === 'string' && typeof l[3] === 'number') {
+      leases.set(l[0], { account: l[1] ?? undefined, address: l[2], expiresAt: l[3] });
     } else if (typeof e['s'] === 'string') {
       accounts.delete(e['s']);
     } else if (Array.isArray(e['a']) && typeof e['a'][0] === 'string' && typeof e['a'][1] === 'number' && typeof e['a'][2] === 'number') {
@@ -137,6 +149,7 @@ export function createFileLedgers(o: FileLedgerOptions): FileLedgers {
   }
 
   function reset(): void {
+    leases.clear();
     accounts.clear();
     addresses.clear();
     nonces.clear();
@@ -193,10 +206,11 @@ export function createFileLedgers(o: FileLedgerOptions): FileLedgers {
   /** Those a compaction already wrote are in the file just read: only the others. */
   function reapplyPending(): void {
     for (const p of pending) if (!p.written) applyFailure(p.account, p.address, p.at);
+    for (const id of ended) leases.delete(id);
   }
 
   /** Appends lines durably; the caller holds the lock and has caught up. */
-  async function append(lines: readonly unknown[]): Promise<void> {
+  async function append(lines: readonly unknown[], durable = true): Promise<void> {
     let text = lines.map((line) => `${JSON.stringify(line)}\n`).join('');
     const handle = await open(path, 'a', 0o600);
     try {
@@ -204,7 +218,7 @@ export function createFileLedgers(o: FileLedgerOptions): FileLedgers {
       // end it, or our line would be glued to it and both skipped.
       if ((await handle.stat()).size > offset) text = `\n${text}`;
       await handle.write(text);
-      await handle.datasync();
+      if (durable) await handle.datasync();
       const info = await handle.stat();
       ino = info.ino;
       offset = info.size;
@@ -222,6 +236,7 @@ export function createFileLedgers(o: FileLedgerOptions): FileLedgers {
     for (const [address, times] of addresses) for (const at of recent(times, policy.addressWindowMs, t)) lines.push({ f: [null, address, at] });
     for (const [nonce, n] of nonces) if (n.expiresAt > t) lines.push({ n: [nonce, n.nc, n.expiresAt] });
     for (const [account, times] of issued) for (const at of times) if (at + 3_600_000 > t) lines.push({ i: [account, at] });
+    for (const [id, lease] of leases) if (lease.expiresAt > t) lines.push({ l: [id, lease.account ?? null, lease.address, lease.expiresAt] });
     // Under the lock (append's caller holds it), so no other process appends before the rename;
     // writeDurably starts from a fresh 0600 temporary file, whatever a crash left behind (U-1).
     await writeDurably(path, lines.map((line) => `${JSON.stringify(line)}\n`).join(''));
@@ -246,7 +261,8 @@ export function createFileLedgers(o: FileLedgerOptions): FileLedgers {
     for (const [id, lease] of leases) if (lease.expiresAt <= t) leases.delete(id);
   }
 
-  function reserveNow(account: string | undefined, address: string): Reservation {
+  /** Decides a reservation on what memory holds; with `record`, takes the lease. */
+  function reserveNow(account: string | undefined, address: string, record: boolean): Reservation {
     const t = now();
     dropExpiredLeases(t);
     const state = account === undefined ? undefined : accounts.get(account);
@@ -263,7 +279,7 @@ export function createFileLedgers(o: FileLedgerOptions): FileLedgers {
     if (forAccount > 0 && (state?.failures ?? 0) + forAccount >= policy.accountFreeFailures) return { ok: false, reason: 'busy' };
     if (forAddress > 0 && times.length + forAddress >= policy.addressMaxFailures) return { ok: false, reason: 'busy' };
     const id = randomBytes(12).toString('base64url');
-    leases.set(id, { account, address, expiresAt: t + policy.leaseMs });
+    if (record) leases.set(id, { account, address, expiresAt: t + policy.leaseMs });
     return { ok: true, id };
   }
 
@@ -277,30 +293,57 @@ export function createFileLedgers(o: FileLedgerOptions): FileLedgers {
     size: () => ({ accounts: accounts.size, addresses: addresses.size, nonces: nonces.size }),
 
     throttle: {
-      reserve: (account, address) => queued(async () => (await catchUp(), reserveNow(account, address))),
+      async reserve(account, address) {
+        // A refusal needs no lock (the busy-wait loop asks often); a lease is taken under it, so
+        // that no two processes both take the last place in a budget.
+        const first = await queued(async () => (await catchUp(), reserveNow(account, address, false)));
+        if (!first.ok) return first;
+        return locked(async () => {
+          const r = reserveNow(account, address, true);
+          if (!r.ok) return r;
+          const lease = leases.get(r.id) as Lease;
+          try {
+            await append([{ l: [r.id, account ?? null, address, lease.expiresAt] }], false);
+          } catch (error) {
+            leases.delete(r.id);
+            throw error;
+          }
+          return r;
+        });
+      },
 
       async settle(id, account, address, outcome: Outcome) {
         // The outcome takes the lease's place in memory at once: a waiting attempt must never see
         // the lease gone and the failure not yet counted.
         const at = now();
-        leases.delete(id);
-        if (outcome === 'fail') {
-          const failure: PendingFailure = { account: account ?? null, address, at, written: false };
-          pending.add(failure);
-          applyFailure(failure.account, address, at);
-          try {
-            await locked(async () => {
-              if (!failure.written) await append([{ f: [failure.account, address, at] }]);
-            });
-          } finally {
-            pending.delete(failure);
+        const known = leases.delete(id);
+        if (known) ended.add(id);
+        try {
+          if (outcome === 'fail') {
+            const failure: PendingFailure = { account: account ?? null, address, at, written: false };
+            pending.add(failure);
+            applyFailure(failure.account, address, at);
+            try {
+              await locked(async () => {
+                leases.delete(id);
+                // One line: another process sees the lease end and the failure at once.
+                if (!failure.written) await append([{ f: [failure.account, address, at, id] }]);
+              });
+            } finally {
+              pending.delete(failure);
+            }
+            return;
           }
-        } else if (outcome === 'success' && account !== undefined && accounts.delete(account)) {
-          // A success only needs writing when there was something to forget.
+          // A success needs writing durably only when there was something to forget.
+          const forget = outcome === 'success' && account !== undefined && accounts.delete(account);
+          if (!forget && !known) return;
           await locked(async () => {
-            accounts.delete(account);
-            await append([{ s: account }]);
+            leases.delete(id);
+            if (forget) accounts.delete(account);
+            await append([{ ...(forget ? { s: account } : {}), e: id }], forget);
           });
+        } finally {
+          ended.delete(id);
         }
       },
     },

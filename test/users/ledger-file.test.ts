@@ -146,3 +146,27 @@ test('P-10: a count verified just before its nonce expired and claimed just afte
   assert.equal(await a.nonces.claim('n1', 1, expiresAt), false, 'an expired nonce is never claimed');
   assert.equal(await (await open()).nonces.claim('n1', 1, expiresAt), false, 'nor after a restart');
 });
+
+test('P-8 (amended): attempts in flight in one process hold their place in the budgets of every process on the store', async (t) => {
+  const { clock, open } = await setup(t);
+  const a = await open();
+  const b = await open();
+  // Five guesses at alice in flight on server A: server B may not start a sixth.
+  const inFlight = [];
+  for (let i = 0; i < 5; i++) {
+    const r = await a.throttle.reserve('alice', `10.0.0.${i}`);
+    assert.ok(r.ok);
+    inFlight.push(r.id);
+  }
+  assert.deepEqual(await b.throttle.reserve('alice', '10.0.1.1'), { ok: false, reason: 'busy' }, 'account budget across processes');
+  // One ends (a success frees the place): B may go.
+  await a.throttle.settle(inFlight[0] as string, 'alice', '10.0.0.0', 'none');
+  const r = await b.throttle.reserve('alice', '10.0.1.1');
+  assert.ok(r.ok, 'a settled attempt frees its place for the other process too');
+  // Fifty in flight from one address on A: B may not start the 51st from it.
+  for (let i = 0; i < 50; i++) assert.ok((await a.throttle.reserve(`user${i}`, '10.9.9.9')).ok);
+  assert.deepEqual(await b.throttle.reserve('bob', '10.9.9.9'), { ok: false, reason: 'busy' }, 'address budget across processes');
+  // A crashed process's leases expire.
+  clock.t += 30_001;
+  assert.ok((await b.throttle.reserve('bob', '10.9.9.9')).ok);
+});
