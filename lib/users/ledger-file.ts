@@ -12,6 +12,7 @@
 // {"l":[lease,account|null,address,expiresAt]} attempt in flight · {"e":lease} (alone or on an "s" line) it ended.
 import { randomBytes } from 'node:crypto';
 import { open, stat } from 'node:fs/promises';
+import { ServiceError } from '../errors.js';
 import { errorCode, tightenMode, writeDurably } from './store-files.js';
 import { lockMs, type Ledgers, type Outcome, type Reservation, type ThrottlePolicy } from './ledgers.js';
 
@@ -77,9 +78,15 @@ export function createFileLedgers(o: FileLedgerOptions): FileLedgers {
   let compactedSize = 0;
   let tail: Promise<unknown> = Promise.resolve();
 
-  /** One at a time in this process: catch-ups and appends both move `offset`. */
+  /**
+   * One at a time in this process: catch-ups and appends both move `offset`. A side file that
+   * cannot be read or written is the store being unavailable (503 with Retry-After), not a bug.
+   */
   const queued = <T>(task: () => Promise<T>): Promise<T> => {
-    const run = tail.then(task);
+    const run = tail.then(task).catch((error: unknown) => {
+      if (error instanceof ServiceError) throw error;
+      throw new ServiceError('ERR_STORE_UNAVAILABLE', `cannot use ${path}: ${(error as Error).message}`, { cause: error });
+    });
     tail = run.catch(() => undefined);
     return run;
   };

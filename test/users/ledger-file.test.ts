@@ -3,10 +3,11 @@
 // cross-process lock in production). Fake clock; no timing.
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { appendFile, chmod, readFile, stat, writeFile } from 'node:fs/promises';
+import { appendFile, chmod, mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createFileLedgers, type FileLedgers } from '../../lib/users/ledger-file.js';
 import { resolveThrottlePolicy } from '../../lib/users/ledgers.js';
+import { basic, startService } from '../helpers/service.js';
 import { tempDir } from '../helpers/tmp.js';
 
 async function setup(t: TestContext) {
@@ -169,4 +170,19 @@ test('P-8 (amended): attempts in flight in one process hold their place in the b
   // A crashed process's leases expire.
   clock.t += 30_001;
   assert.ok((await b.throttle.reserve('bob', '10.9.9.9')).ok);
+});
+
+test('S-6: a side file that cannot be read or written answers 503 with Retry-After, never 500', async (t) => {
+  const s = await startService(t);
+  await s.service.users.add('alice', 'maple-initial-passphrase-1');
+  const ledger = `${s.store}.ledger`;
+  await rm(ledger, { force: true });
+  await mkdir(ledger); // EISDIR on every read and append
+  const r = await s.fetch('/user/alice/password', {
+    method: 'PUT',
+    headers: { authorization: basic('alice', 'not-the-password'), 'content-type': 'text/plain' },
+    body: 'a-new-passphrase-for-alice-1',
+  });
+  assert.equal(r.status, 503);
+  assert.equal(r.headers['retry-after'], '1');
 });
