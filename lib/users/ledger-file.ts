@@ -53,7 +53,7 @@ interface Lease {
 export interface FileLedgers extends Ledgers {
   /** Reads the side file (creating nothing); call once before use. */
   load(): Promise<void>;
-  size(): { accounts: number; addresses: number; nonces: number };
+  size(): { accounts: number; addresses: number; nonces: number; issued: number };
 }
 
 export function createFileLedgers(o: FileLedgerOptions): FileLedgers {
@@ -297,7 +297,7 @@ export function createFileLedgers(o: FileLedgerOptions): FileLedgers {
         await catchUp();
       }),
 
-    size: () => ({ accounts: accounts.size, addresses: addresses.size, nonces: nonces.size }),
+    size: () => ({ accounts: accounts.size, addresses: addresses.size, nonces: nonces.size, issued: issued.size }),
 
     throttle: {
       async reserve(account, address) {
@@ -375,6 +375,9 @@ export function createFileLedgers(o: FileLedgerOptions): FileLedgers {
       take: (account, max, windowMs) =>
         locked(async () => {
           const t = now();
+          // Names are the caller's to choose (P-12 answers alike whether the user exists): forget
+          // those whose window has passed, or the table grows with every name ever asked for.
+          for (const [key, at] of issued) if (recent(at, windowMs, t).length === 0) issued.delete(key);
           const times = recent(issued.get(account), windowMs, t);
           if (times.length >= max) {
             issued.set(account, times);

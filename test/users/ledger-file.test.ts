@@ -186,3 +186,12 @@ test('S-6: a side file that cannot be read or written answers 503 with Retry-Aft
   assert.equal(r.status, 503);
   assert.equal(r.headers['retry-after'], '1');
 });
+
+test('P-12: issuance records of names nobody asks for again are forgotten once their window has passed', async (t) => {
+  const { clock, open } = await setup(t);
+  const a = await open();
+  for (let i = 0; i < 300; i++) assert.equal(await a.issuance.take(`name${i}`, 3, 3_600_000), true);
+  clock.t += 3_600_001;
+  assert.equal(await a.issuance.take('fresh', 3, 3_600_000), true);
+  assert.equal(a.size().issued, 1);
+});
