@@ -150,7 +150,9 @@ export function createService(options: ServiceOptions = {}): Service {
 
 async function open(config: Config, log: Logger, gate: ReturnType<typeof createHashGate>): Promise<Parts> {
   isCommonPassword(''); // load the bundled list now, not during a request
-  const store = await openStore(config.store, { hooks: { onWarning: (message) => log.warn(message) } });
+  const store = await openStore(config.store, {
+    hooks: { onWarning: (message, fields) => log.warn(message, fields), onCompactError: (error) => log.error('users store compaction failed; it is retried later', error) },
+  });
   let vault: DigestVault | undefined;
   if (config.digest) vault = await openDigestVault(config.digestKeyFile);
   const users = createUsers({

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { randomBytes } from 'node:crypto';
-import { ServiceError } from '../errors.js';
+import { ServiceError, STORE_UNAVAILABLE } from '../errors.js';
 import type { Logger } from '../log.js';
 import { parseFormat, type Format, type Selector } from '../representation/select.js';
 import { RequestContext } from './context.js';
@@ -95,7 +95,7 @@ export function createDispatcher(options: DispatchOptions): (req: IncomingMessag
     if (error instanceof HttpError) {
       p = error.problem;
       headers = error.headers;
-    } else if (error instanceof ServiceError && (error.code === 'ERR_STORE_LOCKED' || error.code === 'ERR_STORE_WRITE' || error.code === 'ERR_STORE_CLOSED')) {
+    } else if (error instanceof ServiceError && STORE_UNAVAILABLE.has(error.code)) {
       // The store is busy (another process holds the lock) or cannot write: nothing was changed.
       log.warn('store unavailable', { id: ctx.id, code: error.code });
       p = problem(503, 'overloaded', { detail: 'The user store is busy; nothing was changed. Retry shortly.' });

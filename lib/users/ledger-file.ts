@@ -13,7 +13,8 @@
 import { randomBytes } from 'node:crypto';
 import { open, stat } from 'node:fs/promises';
 import { ServiceError } from '../errors.js';
-import { errorCode, tightenMode, writeDurably } from './store-files.js';
+import { errorCode, writeDurably } from './store-files.js';
+import { assertOwner } from './store-safety.js';
 import { lockMs, type Ledgers, type Outcome, type Reservation, type ThrottlePolicy } from './ledgers.js';
 
 export interface FileLedgerOptions {
@@ -181,6 +182,8 @@ export function createFileLedgers(o: FileLedgerOptions): FileLedgers {
       // The identity of what was opened, not of what stat() saw: a compaction elsewhere may have
       // renamed a new file into place in between, and its bytes are not the old file's.
       info = await handle.stat();
+      // U-1: a ledger that appeared after open in a shared directory may be another user's.
+      assertOwner(info, path);
       const wasReset = info.ino !== ino || info.size < offset;
       if (wasReset) {
         reset();
@@ -291,11 +294,7 @@ export function createFileLedgers(o: FileLedgerOptions): FileLedgers {
   }
 
   return {
-    load: () =>
-      queued(async () => {
-        await tightenMode(path); // U-1: a side file left readable by others is narrowed to 0600
-        await catchUp();
-      }),
+    load: () => queued(catchUp),
 
     size: () => ({ accounts: accounts.size, addresses: addresses.size, nonces: nonces.size, issued: issued.size }),
 
