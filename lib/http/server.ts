@@ -1,6 +1,7 @@
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
+import type { Server as TlsServer } from 'node:tls';
 
 export interface ListenerOptions {
   readonly host: string;
@@ -42,6 +43,7 @@ export async function startListeners(options: ListenerOptions, handler: Handler)
     { ...common, cert: options.cert, key: options.key, minVersion: 'TLSv1.2', handshakeTimeout: options.headersTimeoutMs },
     handler,
   );
+  cutUnfinishedHandshakes(https);
   // A TLS socket that never sends a request line is not covered by headersTimeout in every Node
   // version: give each connection an idle time-out as well.
   https.on('secureConnection', (socket: Socket) => socket.setTimeout(options.headersTimeoutMs + options.keepAliveTimeoutMs, () => socket.destroy()));
@@ -59,7 +61,6 @@ export async function startListeners(options: ListenerOptions, handler: Handler)
   https.on('connect', refuseConnect(hsts));
   plain?.on('connect', refuseConnect({}));
   for (const server of servers) {
-    server.on('tlsClientError', () => {});
     // RFC 9110 §10.1.1 lets a server ignore an expectation it does not know; Node would answer
     // 417 itself, without the T-4 headers or a problem body. The handler answers instead.
     server.on('checkExpectation', handler);
@@ -88,6 +89,22 @@ export async function startListeners(options: ListenerOptions, handler: Handler)
       clearTimeout(timer);
     },
   };
+}
+
+/**
+ * L-1, L-2: a connection that has not finished its TLS handshake within the handshake time-out
+ * (counted from the connection, however the client dribbles: measured in
+ * test/security/unfinished-handshakes.test.ts) is destroyed.
+ *
+ * Node reports that time-out, and every other handshake failure, to 'tlsClientError', which
+ * https.Server forwards to 'clientError'. An HTTP handler there `end()`s the socket with a 400 that
+ * can never be sent before a handshake, so the socket was never destroyed and its descriptor stayed
+ * in CLOSE-WAIT for good, client gone or not. No HTTP answer is possible before the handshake:
+ * such a socket is simply destroyed.
+ */
+function cutUnfinishedHandshakes(server: TlsServer): void {
+  server.removeAllListeners('tlsClientError');
+  server.on('tlsClientError', (_error: Error, socket: Socket) => socket.destroy());
 }
 
 function listen(server: Server, port: number, host: string): Promise<void> {
