@@ -2,6 +2,7 @@ import { createServer as createHttpServer, type IncomingMessage, type Server, ty
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Server as TlsServer } from 'node:tls';
+import { TLS_CIPHERS } from '../tls/ciphers.js';
 
 export interface ListenerOptions {
   readonly host: string;
@@ -40,7 +41,7 @@ export async function startListeners(options: ListenerOptions, handler: Handler)
     requireHostHeader: false,
   };
   const https = createHttpsServer(
-    { ...common, cert: options.cert, key: options.key, minVersion: 'TLSv1.2', handshakeTimeout: options.headersTimeoutMs },
+    { ...common, cert: options.cert, key: options.key, minVersion: 'TLSv1.2', ciphers: TLS_CIPHERS, handshakeTimeout: options.headersTimeoutMs },
     handler,
   );
   cutUnfinishedHandshakes(https);
