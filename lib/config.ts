@@ -23,6 +23,8 @@ export interface ServiceOptions {
   port?: number;
   /** Optional plain-HTTP port (T-3); representations only. @default undefined (off) */
   httpPort?: number;
+  /** HTTP/2 (ALPN h2) beside HTTP/1.1 on the HTTPS port (H-1); false serves HTTP/1.1 only. @default true */
+  http2?: boolean;
   /** JSON-file user store (U-1). @default './data/users.json' */
   store?: string;
   /** PEM certificate and key. Without them a development certificate is created under `certDir` (T-2). */
@@ -69,6 +71,7 @@ export interface Config {
   readonly host: string;
   readonly port: number;
   readonly httpPort: number | undefined;
+  readonly http2: boolean;
   readonly store: string;
   readonly cert: string | Buffer | undefined;
   readonly key: string | Buffer | undefined;
@@ -96,7 +99,7 @@ export interface Config {
 }
 
 const KNOWN: { readonly [K in keyof ServiceOptions]-?: true } = {
-  host: true, port: true, httpPort: true, store: true, cert: true, key: true, certDir: true, digest: true,
+  host: true, port: true, httpPort: true, http2: true, store: true, cert: true, key: true, certDir: true, digest: true,
   digestKeyFile: true, trustProxy: true, minPasswordLength: true, realm: true, hstsMaxAge: true, scrypt: true,
   resetTokenTtlMs: true, hashConcurrency: true, hashQueueLimit: true, headersTimeoutMs: true, requestTimeoutMs: true,
   keepAliveTimeoutMs: true, maxHeaderBytes: true, maxTargetLength: true, maxBodyBytes: true, resources: true, log: true,
@@ -141,6 +144,7 @@ export function resolveConfig(options: ServiceOptions = {}): Config {
     host: text(o.host ?? '127.0.0.1', 'host'),
     port: integer(o.port ?? 8443, 'port', 0, 65_535),
     httpPort: o.httpPort === undefined ? undefined : integer(o.httpPort, 'httpPort', 0, 65_535),
+    http2: bool(o.http2 ?? true, 'http2'),
     store,
     cert: pem(o.cert, 'cert'),
     key: pem(o.key, 'key'),

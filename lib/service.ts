@@ -1,6 +1,5 @@
 import { hkdfSync } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createAuthenticator } from './auth/authenticate.js';
 import { computeHA1, createDigestAuth } from './auth/digest.js';
 import { openDigestVault, type DigestVault } from './auth/digest-vault.js';
@@ -9,6 +8,7 @@ import { ServiceError } from './errors.js';
 import { createPasswordHandlers, requireTransport } from './handlers/password.js';
 import { createRepresentationHandler } from './handlers/representation.js';
 import { createDispatcher, type Handler } from './http/dispatch.js';
+import type { RequestHandler } from './http/messages.js';
 import { createRouter } from './http/router.js';
 import { startListeners, type Listeners } from './http/server.js';
 import { createLogger, type Logger } from './log.js';
@@ -22,8 +22,11 @@ import { createThrottle } from './users/throttle.js';
 import { createUsers, type Role, type UserInfo, type Users } from './users/users.js';
 
 export interface Service {
-  /** A request handler for node:https, node:http or node:http2 (compat) servers (A-1). */
-  readonly handler: (req: IncomingMessage, res: ServerResponse) => void;
+  /**
+   * A request handler for node:https, node:http or node:http2 servers (A-1, H-1): HTTP/2 requests
+   * through the compatibility API, e.g. `http2.createSecureServer({ allowHTTP1: true }, handler)`.
+   */
+  readonly handler: RequestHandler;
   /** Opens the store and starts the HTTPS (and optional HTTP) listener. */
   listen(): Promise<{ readonly url: string; readonly httpUrl: string | undefined }>;
   /** Stops the listeners (in-flight requests get up to `graceMs`) and closes the store. */

@@ -1,5 +1,6 @@
-import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
+import type { IncomingHttpHeaders } from 'node:http';
 import { readBody } from './body.js';
+import type { HttpRequest } from './messages.js';
 import { clientAddress, type TrustProxy } from './trust-proxy.js';
 
 /**
@@ -18,9 +19,9 @@ export class RequestContext {
   /** The client's address (T-5). */
   readonly address: string;
   readonly headers: IncomingHttpHeaders;
-  readonly #req: IncomingMessage;
+  readonly #req: HttpRequest;
 
-  constructor(req: IncomingMessage, id: string, trust: TrustProxy) {
+  constructor(req: HttpRequest, id: string, trust: TrustProxy) {
     const target = originForm(req.url ?? '/');
     const q = target.indexOf('?');
     const peer = req.socket.remoteAddress ?? '';

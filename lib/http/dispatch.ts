@@ -1,9 +1,9 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { ServiceError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { parseFormat, type Format, type Selector } from '../representation/select.js';
 import { RequestContext } from './context.js';
+import type { HttpRequest, HttpResponse, RequestHandler } from './messages.js';
 import { HttpError, problem, renderProblem, type Problem } from './problem.js';
 import { parseQuery, singleParam } from './query.js';
 import { writeReply, type CommonHeaders, type Reply } from './reply.js';
@@ -28,7 +28,7 @@ export interface DispatchOptions {
  * The per-request pipeline: context → route → handler → reply; any throw becomes a problem
  * document (E-1) and a non-HttpError is logged and answered 500 without detail (E-3).
  */
-export function createDispatcher(options: DispatchOptions): (req: IncomingMessage, res: ServerResponse) => void {
+export function createDispatcher(options: DispatchOptions): RequestHandler {
   const { router, selector, trust, log, maxTargetLength } = options;
   const idPrefix = randomBytes(4).toString('hex');
   let counter = 0;
@@ -139,7 +139,7 @@ export function createDispatcher(options: DispatchOptions): (req: IncomingMessag
     return selector.problemFormat(extension, returnType, accept);
   }
 
-  function send(req: IncomingMessage, res: ServerResponse, reply: Reply, common: CommonHeaders, id: string): void {
+  function send(req: HttpRequest, res: HttpResponse, reply: Reply, common: CommonHeaders, id: string): void {
     if (res.headersSent || res.destroyed) return;
     try {
       writeReply(req, res, reply, common, id);
@@ -160,7 +160,7 @@ export function createDispatcher(options: DispatchOptions): (req: IncomingMessag
  * body (smuggling shapes, RFC 9112 §6.3) only after the 'request' event, and that 400 must win
  * over an answer written synchronously to the request in front of it.
  */
-function hasBody(req: IncomingMessage): boolean {
+function hasBody(req: HttpRequest): boolean {
   const length = req.headers['content-length'];
   return req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
 }
