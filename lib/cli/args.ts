@@ -14,6 +14,8 @@ export const FLAGS = {
   'min-length': { type: 'string', env: 'HTTPSKIT_MIN_LENGTH', help: 'minimum password length, 8..64 (default 15)' },
   'scrypt-ln': { type: 'string', env: 'HTTPSKIT_SCRYPT_LN', help: 'scrypt cost as log2(N) (default 17)' },
   'no-hsts': { type: 'boolean', env: 'HTTPSKIT_NO_HSTS', help: 'do not send Strict-Transport-Security' },
+  // Its variable is HTTPSKIT_HTTP2=false (a positive name), read by serve in main.ts.
+  'no-http2': { type: 'boolean', env: undefined, help: 'HTTP/1.1 only on the HTTPS port, no HTTP/2 [HTTPSKIT_HTTP2=false]' },
   admin: { type: 'boolean', env: undefined, help: 'with "user add": make the user an admin' },
   help: { type: 'boolean', env: undefined, help: 'show this help' },
   version: { type: 'boolean', env: undefined, help: 'show the version' },

@@ -121,6 +121,9 @@ async function serve(flags: Flags, io: CliIO): Promise<number> {
   if (flags['cert-dir'] !== undefined) o.certDir = flags['cert-dir'];
   if (flags['trust-proxy'] !== undefined) o.trustProxy = flags['trust-proxy'];
   if (flags['no-hsts'] === true) o.hstsMaxAge = false;
+  const http2 = io.env['HTTPSKIT_HTTP2'] ?? '';
+  if (http2 !== '' && !/^(1|true|yes|on|0|false|no|off)$/i.test(http2)) throw new UsageError(`HTTPSKIT_HTTP2 must be true or false, got "${http2}"`);
+  if (flags['no-http2'] === true || /^(0|false|no|off)$/i.test(http2)) o.http2 = false;
   if ((flags.cert === undefined) !== (flags.key === undefined)) throw new UsageError('--cert and --key go together');
   if (flags.cert !== undefined && flags.key !== undefined) {
     o.cert = await readPem(flags.cert, 'certificate (--cert)');
