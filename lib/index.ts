@@ -2,6 +2,7 @@
 export { createService } from './service.js';
 export type { Service, UserOperations } from './service.js';
 export type { HttpRequest, HttpResponse, RequestHandler } from './http/messages.js';
+export type { CertificatePair } from './tls/certificate-pair.js';
 export type { ServiceOptions, ResourceLoader, ResetTokenEvent, PasswordChangedEvent } from './config.js';
 export type { Role, UserInfo } from './users/users.js';
 export { PasswordPolicyError } from './users/users.js';

@@ -14,6 +14,7 @@ import { startListeners, type Listeners } from './http/server.js';
 import { createLogger, type Logger } from './log.js';
 import { createSelector } from './representation/select.js';
 import { createRegistry } from './resources/registry.js';
+import { checkCertificatePair, readCertificatePair, watchCertificatePair, type CertificatePair, type PairWatcher } from './tls/certificate-pair.js';
 import { ensureDevCertificate } from './tls/dev-cert.js';
 import { isCommonPassword } from './users/common-passwords.js';
 import { createHashGate, GateFullError } from './users/hash-gate.js';
@@ -31,6 +32,13 @@ export interface Service {
   listen(): Promise<{ readonly url: string; readonly httpUrl: string | undefined }>;
   /** Stops the listeners (in-flight requests get up to `graceMs`) and closes the store. */
   close(graceMs?: number): Promise<void>;
+  /**
+   * H-2: new TLS connections get `pair`, or the pair re-read from `certFile`/`keyFile`; open ones
+   * keep theirs. A pair that does not load or whose key is not the certificate's is refused (a
+   * ServiceError ERR_CERT_UNREADABLE and a log line) and the old one stays. Resolves to false when
+   * there is nothing to re-read (a development certificate, or PEM given as text).
+   */
+  reloadCertificate(pair?: CertificatePair): Promise<boolean>;
   /** User operations on the same store, for an embedder's own sign-in and admin tasks. */
   readonly users: UserOperations;
   /** The resolved, frozen configuration. */
@@ -88,6 +96,7 @@ export function createService(options: ServiceOptions = {}): Service {
   });
 
   let listeners: Listeners | undefined;
+  let certWatcher: PairWatcher | undefined;
   // Library and CLI calls are the embedder's own: when the hashing queue is full they wait for
   // room (HTTP callers get 503 instead), so a bulk import of users simply runs at the gate's pace.
   const withUsers = async <T>(fn: (users: Users) => Promise<T>): Promise<T> => {
@@ -102,6 +111,24 @@ export function createService(options: ServiceOptions = {}): Service {
     }
   };
 
+  async function reloadCertificate(pair?: CertificatePair): Promise<boolean> {
+    if (listeners === undefined) throw new ServiceError('ERR_INVALID_OPTION', 'the service is not listening');
+    if (pair === undefined && (config.certFile === undefined || config.keyFile === undefined)) {
+      log.info('certificate not reloaded: no certificate files (development certificate or PEM text)');
+      return false;
+    }
+    try {
+      const next = pair ?? (await readCertificatePair(config.certFile as string, config.keyFile as string));
+      const info = checkCertificatePair(next);
+      listeners.setCertificate(next);
+      log.info('certificate reloaded: new connections get it', { ...info });
+      return true;
+    } catch (error) {
+      log.error('certificate reload refused: the previous certificate is still served', error);
+      throw error instanceof ServiceError ? error : new ServiceError('ERR_CERT_UNREADABLE', 'the certificate or key does not load', { cause: error });
+    }
+  }
+
   return {
     handler,
     config,
@@ -111,6 +138,8 @@ export function createService(options: ServiceOptions = {}): Service {
       if (!config.digest) await dropDigestSecrets(store);
       await users.warmUp();
       let { cert, key } = config;
+      if (config.certFile !== undefined && config.keyFile !== undefined) ({ cert, key } = await readCertificatePair(config.certFile, config.keyFile));
+      if (cert !== undefined && key !== undefined) checkCertificatePair({ cert, key });
       if (cert === undefined || key === undefined) {
         const dev = await ensureDevCertificate(config.certDir);
         ({ cert, key } = dev);
@@ -120,10 +149,17 @@ export function createService(options: ServiceOptions = {}): Service {
         });
       }
       listeners = await startListeners({ ...config, cert, key }, handler);
+      // H-2: the files are watched; a development certificate (no files) is not.
+      if (config.certFile !== undefined && config.keyFile !== undefined) {
+        certWatcher = watchCertificatePair(config.certFile, config.keyFile, config.certPollIntervalMs, () => void reloadCertificate().catch(() => {}));
+      }
       log.info('listening', { url: listeners.url, ...(listeners.httpUrl === undefined ? {} : { httpUrl: listeners.httpUrl }) });
       return { url: listeners.url, httpUrl: listeners.httpUrl };
     },
+    reloadCertificate,
     async close(graceMs = 10_000) {
+      certWatcher?.close();
+      certWatcher = undefined;
       await listeners?.close(graceMs);
       listeners = undefined;
       if (parts !== undefined) await (await parts.catch(() => undefined))?.store.close();

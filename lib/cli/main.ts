@@ -126,8 +126,11 @@ async function serve(flags: Flags, io: CliIO): Promise<number> {
   if (flags['no-http2'] === true || /^(0|false|no|off)$/i.test(http2)) o.http2 = false;
   if ((flags.cert === undefined) !== (flags.key === undefined)) throw new UsageError('--cert and --key go together');
   if (flags.cert !== undefined && flags.key !== undefined) {
-    o.cert = await readPem(flags.cert, 'certificate (--cert)');
-    o.key = await readPem(flags.key, 'key (--key)');
+    // Read here for clear errors; the service reads them again, and again whenever they change (H-2).
+    await readPem(flags.cert, 'certificate (--cert)');
+    await readPem(flags.key, 'key (--key)');
+    o.certFile = flags.cert;
+    o.keyFile = flags.key;
   }
   o.log = (line) => void io.stdout.write(line + '\n');
   const service = createService(o);
@@ -139,7 +142,11 @@ async function serve(flags: Flags, io: CliIO): Promise<number> {
     const what = typeof code === 'string' && code.startsWith('ERR_OSSL') ? 'the certificate or key is not usable: ' : '';
     throw new Error(`cannot start: ${what}${describe(error)}`);
   }
+  // H-2: SIGHUP re-reads --cert/--key (a refused pair is logged; the old one stays).
+  const reload = (): void => void service.reloadCertificate().catch(() => {});
+  process.on('SIGHUP', reload);
   const signal = await (io.stopSignal ?? processSignal());
+  process.off('SIGHUP', reload);
   io.stdout.write(JSON.stringify({ time: new Date().toISOString(), level: 'info', msg: 'stopping', signal }) + '\n');
   await service.close(10_000);
   return 0;
