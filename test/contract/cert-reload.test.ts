@@ -6,13 +6,14 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { X509Certificate } from 'node:crypto';
 import { rename, writeFile } from 'node:fs/promises';
-import { connect as http2Connect, type ClientHttp2Session } from 'node:http2';
+import type { ClientHttp2Session } from 'node:http2';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { connect as tlsConnect, type TLSSocket } from 'node:tls';
 import { createService, ServiceError } from '../../lib/index.js';
 import { createSelfSignedCertificate } from '../../lib/tls/dev-cert.js';
 import { serve } from '../helpers/cli.js';
+import { openH2Session } from '../helpers/https.js';
 import { FAST_SCRYPT } from '../helpers/service.js';
 import { tempDir } from '../helpers/tmp.js';
 
@@ -81,13 +82,7 @@ async function keepAlive(port: number): Promise<{ socket: TLSSocket; ask(label: 
   };
 }
 
-function h2Session(url: string): Promise<ClientHttp2Session> {
-  return new Promise((resolve, reject) => {
-    const session = http2Connect(url, CLIENT);
-    session.once('error', reject);
-    session.once('remoteSettings', () => resolve(session));
-  });
-}
+const h2Session = (url: string): Promise<ClientHttp2Session> => openH2Session(url, CLIENT);
 
 function h2Get(session: ClientHttp2Session, path: string): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -238,4 +233,18 @@ test('H-2 the command: --cert/--key files are watched, SIGHUP re-reads them, a m
   await sleep(500);
   assert.equal(await servedTo(port), 'B', 'the old pair stays');
   await h1.ask('still');
+});
+
+test('H-2 certificate options are checked once: certFile and keyFile together, not with cert/key, a sane poll interval', () => {
+  const bad: unknown[] = [
+    { certFile: '/etc/cert.pem' },
+    { keyFile: '/etc/key.pem' },
+    { certFile: '', keyFile: '/etc/key.pem' },
+    { certFile: '/etc/cert.pem', keyFile: '/etc/key.pem', cert: A.cert, key: A.key },
+    { certPollIntervalMs: 10 },
+    { certPollIntervalMs: 1.5 },
+  ];
+  for (const options of bad) {
+    assert.throws(() => createService(options as never), (e: unknown) => e instanceof ServiceError && e.code === 'ERR_INVALID_OPTION', JSON.stringify(options));
+  }
 });

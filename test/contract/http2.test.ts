@@ -9,7 +9,9 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { connect as http2Connect, constants, type ClientHttp2Session, type ClientHttp2Stream } from 'node:http2';
 import { join } from 'node:path';
 import { connect as tlsConnect } from 'node:tls';
+import { createService, ServiceError } from '../../lib/index.js';
 import { hasCurl, serve } from '../helpers/cli.js';
+import { openH2Session } from '../helpers/https.js';
 import { tempDir } from '../helpers/tmp.js';
 import { startService, type Started } from '../helpers/service.js';
 import { ERROR, errorCode, FRAME, headersFrame, RawH2 } from '../security/helpers/h2-frames.js';
@@ -41,13 +43,7 @@ async function caFile(s: Started): Promise<string> {
   return path;
 }
 
-function session(s: Started): Promise<ClientHttp2Session> {
-  return new Promise((resolve, reject) => {
-    const client = http2Connect(s.url, { ca: s.ca, servername: 'localhost' });
-    client.once('error', reject);
-    client.once('remoteSettings', () => resolve(client));
-  });
-}
+const session = (s: Started): Promise<ClientHttp2Session> => openH2Session(s.url, { ca: s.ca });
 
 interface StreamResult {
   readonly status: number | undefined;
@@ -116,6 +112,12 @@ test('H-1 http2: false serves HTTP/1.1 only: ALPN never selects h2 and HTTP/2 cl
   const on = await startService(t);
   const offered = await negotiated(Number(new URL(on.url).port), on.ca);
   assert.equal(offered, 'h2', 'by default h2 is selected when offered');
+});
+
+test('H-1 the http2 option takes true or false only', () => {
+  for (const http2 of ['yes', 1, 0]) {
+    assert.throws(() => createService({ http2 } as never), (e: unknown) => e instanceof ServiceError && e.code === 'ERR_INVALID_OPTION', String(http2));
+  }
 });
 
 /** The protocol ALPN selects when a client offers h2 and http/1.1. */

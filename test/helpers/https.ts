@@ -1,5 +1,5 @@
 import { request as httpRequest } from 'node:http';
-import { connect as http2Connect, constants as h2 } from 'node:http2';
+import { connect as http2Connect, constants as h2, type ClientHttp2Session, type SecureClientSessionOptions } from 'node:http2';
 import { request as httpsRequest } from 'node:https';
 
 /** The protocols the HTTPS port speaks (H-1): end-to-end tests loop over these. */
@@ -87,5 +87,21 @@ function requestH2(u: URL, init: RequestInit): Promise<Response> {
       reject(error);
     });
     stream.end(init.body);
+  });
+}
+
+/**
+ * An HTTP/2 session that has received the server's SETTINGS (so its limits are known). Session
+ * errors after that (a GOAWAY the test provoked) are the test's to observe, not thrown.
+ */
+export function openH2Session(url: string, options: SecureClientSessionOptions = {}): Promise<ClientHttp2Session> {
+  return new Promise((resolve, reject) => {
+    const session = http2Connect(url, { servername: 'localhost', ...options });
+    session.once('error', reject);
+    session.once('remoteSettings', () => {
+      session.off('error', reject);
+      session.on('error', () => {});
+      resolve(session);
+    });
   });
 }

@@ -5,7 +5,8 @@
 // a normal client, on another connection, was served during it and after.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { connect as http2Connect, constants, type ClientHttp2Session } from 'node:http2';
+import { constants, type ClientHttp2Session } from 'node:http2';
+import { openH2Session } from '../helpers/https.js';
 import { startService, type Started } from '../helpers/service.js';
 import { ERROR, errorCode, frame, FRAME, FLAG, headersFrame, pingFrame, RawH2, rstStreamFrame, settingsFrame } from './helpers/h2-frames.js';
 
@@ -36,17 +37,7 @@ async function servedDuring(s: Started, flood: () => Promise<void>): Promise<num
   return worst;
 }
 
-function connectClient(s: Started, options: { maxOutstandingPings?: number } = {}): Promise<ClientHttp2Session> {
-  return new Promise((resolve, reject) => {
-    const client = http2Connect(s.url, { ca: s.ca, servername: 'localhost', ...options });
-    client.once('error', reject);
-    client.once('remoteSettings', () => {
-      client.off('error', reject);
-      client.on('error', () => {});
-      resolve(client);
-    });
-  });
-}
+const connectClient = (s: Started, options: { maxOutstandingPings?: number } = {}): Promise<ClientHttp2Session> => openH2Session(s.url, { ca: s.ca, ...options });
 
 // Generous: these only catch a starved event loop, never measure speed (that is bench/'s job).
 const STARVED_MS = 5_000;
