@@ -148,7 +148,7 @@ export function createService(options: ServiceOptions = {}): Service {
           created: dev.created,
         });
       }
-      listeners = await startListeners({ ...config, cert, key }, handler);
+      listeners = await startListeners({ ...config, cert, key, onListenerError: (error) => log.error('listener error', error) }, handler);
       // H-2: the files are watched; a development certificate (no files) is not.
       if (config.certFile !== undefined && config.keyFile !== undefined) {
         certWatcher = watchCertificatePair(config.certFile, config.keyFile, config.certPollIntervalMs, () => void reloadCertificate().catch(() => {}));

@@ -22,6 +22,8 @@ export interface ListenerOptions {
   readonly maxHeaderBytes: number;
   /** HSTS max-age for responses the listener writes itself (T-4); false or absent: none. */
   readonly hstsMaxAge?: number | false;
+  /** Errors of a listening server (an accept() that failed, EMFILE): reported, never fatal (L-2). */
+  readonly onListenerError?: (error: Error) => void;
 }
 
 export interface Listeners {
@@ -114,6 +116,8 @@ export async function startListeners(options: ListenerOptions, handler: RequestH
     for (const server of servers) server.close();
     throw error;
   }
+  // Without a listener, an 'error' from accept() (out of descriptors) would end the process.
+  for (const server of servers) server.on('error', (error: Error) => options.onListenerError?.(error));
   const url = origin('https', options.host, (secure.address() as AddressInfo).port);
   const httpUrl = plain === undefined ? undefined : origin('http', options.host, (plain.address() as AddressInfo).port);
 

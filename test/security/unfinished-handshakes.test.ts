@@ -102,31 +102,34 @@ function keepServing(server: ChildServer): { stop(): Promise<number> } {
 // Headroom for descriptors the child opens for itself meanwhile (a normal client's socket, a log file).
 const HEADROOM = 3;
 
-test('L-1 connections that never finish the TLS handshake are closed within the time-out + 2 s while the client stays (silent, partial ClientHello, dribbled ClientHello)', { skip: noProcFs }, async (t) => {
-  const server = await startChildServer(t, await tempDir(t), OPTIONS);
-  await served(server, 'warm-up');
-  const baseline = server.descriptors();
-  const normal = keepServing(server);
-  const opened = performance.now();
-  const sockets = (await Promise.all([attack(server, 'silent', 100), attack(server, 'partial', 100), attack(server, 'dribble', 50)])).flat();
-  t.after(() => sockets.forEach((socket) => socket.destroy()));
-  const during = await peakDescriptors(server, 500);
-  // Most of them, at least: on a slow runner the first may already be cut while the last connect.
-  assert.ok(during >= baseline + 200, `the server holds the ${sockets.length} connections (${baseline} descriptors before, ${during} during)`);
+// Over both listeners: node:http2's (HTTP/2 and HTTP/1.1, the default) and node:https's (http2: false).
+for (const http2 of [true, false]) {
+  test(`L-1 connections that never finish the TLS handshake are closed within the time-out + 2 s while the client stays (silent, partial ClientHello, dribbled ClientHello; ${http2 ? 'HTTP/2 listener' : 'http2: false'})`, { skip: noProcFs }, async (t) => {
+    const server = await startChildServer(t, await tempDir(t), { ...OPTIONS, http2 });
+    await served(server, 'warm-up');
+    const baseline = server.descriptors();
+    const normal = keepServing(server);
+    const opened = performance.now();
+    const sockets = (await Promise.all([attack(server, 'silent', 100), attack(server, 'partial', 100), attack(server, 'dribble', 50)])).flat();
+    t.after(() => sockets.forEach((socket) => socket.destroy()));
+    const during = await peakDescriptors(server, 500);
+    // Most of them, at least: on a slow runner the first may already be cut while the last connect.
+    assert.ok(during >= baseline + 200, `the server holds the ${sockets.length} connections (${baseline} descriptors before, ${during} during)`);
 
-  const waited = performance.now() - opened;
-  const dropped = await descriptorsDropTo(server, baseline + HEADROOM, OWED_MS + SLACK_MS);
-  const after = server.descriptors();
-  // The clients see the server's FIN a moment after its descriptors are gone.
-  for (const started = performance.now(); performance.now() - started < 2_000 && sockets.some((socket) => !socket.readableEnded && !socket.destroyed); ) await sleep(20);
-  const closedByServer = sockets.filter((socket) => socket.destroyed || socket.readableEnded).length;
-  const normalServed = await normal.stop();
-  t.diagnostic(`descriptors: ${baseline} before, ${during} during, ${after} after; back ${dropped === undefined ? 'never' : `${(waited + dropped).toFixed(0)} ms after the first connection opened`}; ${normalServed} normal requests served meanwhile`);
-  assert.notEqual(dropped, undefined, `the server still holds ${after - baseline} descriptors of connections that never finished the handshake, ${OWED_MS + SLACK_MS} ms after they opened`);
-  assert.equal(closedByServer, sockets.length, 'the server closed every one of them (the clients stayed)');
-  assert.ok(normalServed > 0, 'a normal client was served throughout');
-  assert.ok(server.alive());
-});
+    const waited = performance.now() - opened;
+    const dropped = await descriptorsDropTo(server, baseline + HEADROOM, OWED_MS + SLACK_MS);
+    const after = server.descriptors();
+    // The clients see the server's FIN a moment after its descriptors are gone.
+    for (const started = performance.now(); performance.now() - started < 2_000 && sockets.some((socket) => !socket.readableEnded && !socket.destroyed); ) await sleep(20);
+    const closedByServer = sockets.filter((socket) => socket.destroyed || socket.readableEnded).length;
+    const normalServed = await normal.stop();
+    t.diagnostic(`descriptors: ${baseline} before, ${during} during, ${after} after; back ${dropped === undefined ? 'never' : `${(waited + dropped).toFixed(0)} ms after the first connection opened`}; ${normalServed} normal requests served meanwhile`);
+    assert.notEqual(dropped, undefined, `the server still holds ${after - baseline} descriptors of connections that never finished the handshake, ${OWED_MS + SLACK_MS} ms after they opened`);
+    assert.equal(closedByServer, sockets.length, 'the server closed every one of them (the clients stayed)');
+    assert.ok(normalServed > 0, 'a normal client was served throughout');
+    assert.ok(server.alive());
+  });
+}
 
 test('L-1 connections that never finish the TLS handshake leave no descriptor behind when the client leaves, before or after the time-out', { skip: noProcFs }, async (t) => {
   const server = await startChildServer(t, await tempDir(t), OPTIONS);
