@@ -89,7 +89,9 @@ test('H-1 nghttp (nghttp2-client) gets the representations, a problem and a HEAD
   assert.doesNotMatch(get.stdout, /recv \(stream_id=13\) connection:/, 'no Connection field over h2 (RFC 9113 §8.2.2)');
   const missing = await run('nghttp', ['-v', '-H', 'accept: application/xml', `https://127.0.0.1:${port}/nowhere`]);
   assert.match(missing.stdout, /:status: 404/);
-  assert.match(missing.stdout, /content-type: application\/problem\+xml/);
+  // E-1 (amended): the label is the XML type the request accepts (application/xml), the body a problem.
+  assert.match(missing.stdout, /content-type: application\/xml; charset=utf-8/);
+  assert.match(missing.stdout, /urn:ietf:rfc:7807/);
   // Many requests on one connection, some in parallel.
   const many = await run('nghttp', ['-n', '-s', '-m', '50', `https://127.0.0.1:${port}/api/something.xml`]);
   assert.equal(many.code, 0, many.stderr);
