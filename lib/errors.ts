@@ -1,5 +1,5 @@
 /**
- * Stable codes for setup and programming failures (STYLE §3–4). Tests and callers branch on the
+ * Stable codes for setup and programming failures. Tests and callers branch on the
  * code; the message is prose for humans and may change.
  */
 export type ErrorCode =

@@ -1,4 +1,4 @@
-// Issue 5, "no enumeration by timing" (CONTRACT U-3, P-2): compares how long the password PUT takes
+// "No enumeration by timing" (docs/CONTRACT.md U-3, P-2): compares how long the password PUT takes
 // to refuse an unknown user and a wrong password for a real one, over many interleaved trials on
 // one kept-alive TLS connection, and prints the medians and their ratio. A script, not a test:
 // timing is noisy, and the figure is recorded in SECURITY.md.

@@ -1,4 +1,4 @@
-// Options of openStore(), validated once (STYLE §5).
+// Options of openStore(), validated once and frozen.
 import { ServiceError } from '../errors.js';
 import { resolveThrottlePolicy, type ThrottlePolicy } from './ledgers.js';
 

@@ -1,4 +1,4 @@
-// Issue 5, brute force and spraying (CONTRACT P-8, U-3): many guesses against one account, and one
+// The security suite, brute force and spraying (docs/CONTRACT.md P-8, U-3): many guesses against one account, and one
 // guess against each of many accounts from one address, are both throttled before scrypt runs, so
 // the number of scrypt computations stays small (counted by wrapping node:crypto's scrypt). The
 // throttle tables stay within their memory bound however many names an attacker invents.

@@ -1,4 +1,4 @@
-// Issue 5, concurrency (CONTRACT U-1, P-7, P-9): concurrent password changes lose nothing, the
+// The security suite, concurrency (docs/CONTRACT.md U-1, P-7, P-9): concurrent password changes lose nothing, the
 // store stays valid, and a reset token is single-use even when two requests race with it.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';

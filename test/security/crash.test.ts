@@ -1,4 +1,4 @@
-// Issue 5, crash safety (CONTRACT U-1, P-7): the server is killed with SIGKILL at seeded random
+// The security suite, crash safety (docs/CONTRACT.md U-1, P-7): the server is killed with SIGKILL at seeded random
 // instants while several clients change passwords; after every kill the store loads and every
 // change answered 204 is there. A store write that fails (injected) answers 503 and changes
 // nothing. Replay a failing kill schedule with CRASH_SEED=<seed>.

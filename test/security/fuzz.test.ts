@@ -1,4 +1,4 @@
-// Issue 5, fuzzing: a seeded, property-based run of hostile requests over real TLS (keep-alive
+// The security suite, fuzzing: a seeded, property-based run of hostile requests over real TLS (keep-alive
 // connections, modest concurrency). Invariants (L-2, E-1, E-3, T-4, P-11): the process stays up, no
 // 5xx but 503, every body parses as its Content-Type says, no stack trace / path / hash / secret
 // in a response, and the store is unchanged. Replay a failure with FUZZ_SEED=<seed> (and
@@ -48,7 +48,7 @@ async function secretsOf(dir: string, extra: readonly string[]): Promise<string[
   return [...out];
 }
 
-test(`issue 5 fuzzing: ${REQUESTS} hostile requests over TLS keep the invariants (L-2, E-1, E-3, T-4; seed ${SEED})`, async (t) => {
+test(`fuzzing: ${REQUESTS} hostile requests over TLS keep the invariants (L-2, E-1, E-3, T-4; seed ${SEED})`, async (t) => {
   const s = await startService(t, {
     digest: true,
     // Random X-Forwarded-For values spread the failures over many "addresses", so the spraying

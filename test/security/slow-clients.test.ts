@@ -1,4 +1,4 @@
-// Issue 5, slow and hostile clients (CONTRACT L-1, L-2): connections that dribble headers or sit
+// The security suite, slow and hostile clients (docs/CONTRACT.md L-1, L-2): connections that dribble headers or sit
 // idle do not stop others from being served, dribblers are cut at the header time-out, and
 // request-smuggling shapes get 400 and a closed connection, never a second request.
 import { test } from 'node:test';

@@ -1,4 +1,4 @@
-// Issue 5, TLS (CONTRACT T-1): TLS 1.0 and 1.1 are refused by the server and TLS 1.2 and 1.3
+// The security suite, TLS (docs/CONTRACT.md T-1): TLS 1.0 and 1.1 are refused by the server and TLS 1.2 and 1.3
 // work; TLS 1.2 offers ECDHE with AEAD suites only (no CBC: LUCKY13, testssl.sh's
 // cipherlist_AVERAGE). Checked with an independent client, `openssl s_client`. Skipped, with a
 // message, where no openssl binary is installed.

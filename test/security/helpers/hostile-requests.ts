@@ -1,4 +1,4 @@
-// fast-check arbitraries for hostile HTTP/1.1 requests (issue 5, fuzzing): random and hostile
+// fast-check arbitraries for hostile HTTP/1.1 requests (the security suite, fuzzing): random and hostile
 // methods, targets (percent junk, dot segments, double slashes, encoded '/', Unicode), Accept,
 // Authorization (Basic, Digest, Bearer; broken base64, huge values, odd parameters), Content-Type,
 // bodies (random bytes, truncated, oversize) and framings (exact, chunked, short, long, smuggling).

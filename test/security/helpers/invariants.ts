@@ -1,4 +1,4 @@
-// The response invariants of the hostile tests (issue 5, CONTRACT E-1, E-3, L-2, T-4): what every
+// The response invariants of the hostile tests (docs/CONTRACT.md E-1, E-3, L-2, T-4): what every
 // response must satisfy whatever the request was. Returns the list of broken ones (empty: fine).
 import { parseXml } from '../../helpers/xml-parse.js';
 import type { RawResponse } from './raw-http.js';
