@@ -48,7 +48,7 @@ async function secretsOf(dir: string, extra: readonly string[]): Promise<string[
   return [...out];
 }
 
-test(`fuzzing: ${REQUESTS} hostile requests over TLS keep the invariants (L-2, E-1, E-3, T-4; seed ${SEED})`, async (t) => {
+test(`L-2 fuzzing: ${REQUESTS} hostile requests over TLS keep the invariants (L-2, E-1, E-3, T-4; seed ${SEED})`, async (t) => {
   const s = await startService(t, {
     digest: true,
     // Random X-Forwarded-For values spread the failures over many "addresses", so the spraying
