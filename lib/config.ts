@@ -1,6 +1,7 @@
 import { dirname, join, resolve } from 'node:path';
 import { ServiceError } from './errors.js';
 import { parseTrustProxy, type TrustProxy } from './http/trust-proxy.js';
+import type { ResourceLoader } from './resources/resource.js';
 
 /** The password-change events an embedder can subscribe to (CONTRACT A-4). */
 export interface ResetTokenEvent { readonly name: string; readonly token: string; readonly expiresAt: Date }
@@ -12,8 +13,7 @@ export interface PasswordChangedEvent {
   readonly at: Date;
 }
 
-/** A resource's loader: a function of the query that returns a JSON-compatible value (A-2). */
-export type ResourceLoader = (query: URLSearchParams) => unknown;
+export type { ResourceLoader } from './resources/resource.js';
 
 /** Public options of createService(); every field is optional. */
 export interface ServiceOptions {
@@ -56,7 +56,10 @@ export interface ServiceOptions {
   maxHeaderBytes?: number;
   maxTargetLength?: number;
   maxBodyBytes?: number;
-  /** Resources served at /api/<name> besides the built-in `something` (A-2). */
+  /**
+   * Resources served at /api/<name> besides the built-in `something` (A-2): `(query, context) => value`.
+   * A loader that needs the caller calls `await context.authenticate()` (R-1's machinery).
+   */
   resources?: Readonly<Record<string, ResourceLoader>>;
   /** Where log lines go (one JSON object per line), or false for none. @default process.stdout */
   log?: false | ((line: string) => void);

@@ -7,7 +7,10 @@ import { openDigestVault, type DigestVault } from './auth/digest-vault.js';
 import { resolveConfig, type Config, type ServiceOptions } from './config.js';
 import { ServiceError } from './errors.js';
 import { createPasswordHandlers, requireTransport } from './handlers/password.js';
+import { createCallerAuthenticator, requireHttps } from './handlers/caller.js';
 import { createRepresentationHandler } from './handlers/representation.js';
+import type { RequestContext } from './http/context.js';
+import type { Caller } from './resources/resource.js';
 import { createDispatcher, type Handler } from './http/dispatch.js';
 import { createRouter } from './http/router.js';
 import { startListeners, type Listeners } from './http/server.js';
@@ -48,6 +51,7 @@ interface Parts {
   readonly users: Users;
   readonly put: Handler;
   readonly post: Handler;
+  readonly authenticateCaller: (ctx: RequestContext) => Promise<Caller>;
 }
 
 /** Builds the service from options (validated once, frozen). Nothing is opened until first use. */
@@ -65,7 +69,10 @@ export function createService(options: ServiceOptions = {}): Service {
       throw error;
     }));
 
-  const representation = createRepresentationHandler(createRegistry(config.resources), selector);
+  const registry = createRegistry(config.resources);
+  // A loader that asks who the caller is (ResourceContext.authenticate) opens the store on demand.
+  const authenticateCaller = async (ctx: RequestContext): Promise<Caller> => (requireHttps(ctx), (await ready()).authenticateCaller(ctx));
+  const representation = createRepresentationHandler({ base: '/api/', resolve: (name) => registry.get(name), selector, authenticate: authenticateCaller });
   const router = createRouter<Handler>({
     '/api/:resource': { GET: representation },
     // T-3 / P-1 first: a plain-HTTP password request is refused before the store is even opened.
@@ -172,7 +179,7 @@ async function open(config: Config, log: Logger, throttle: ReturnType<typeof cre
     digest: vault === undefined ? undefined : { auth: createDigestAuth({ realm: config.realm, secret: await nonceSecret(config.digestKeyFile) }), vault },
   });
   const { put, post } = createPasswordHandlers({ users, auth, maxBodyBytes: config.maxBodyBytes });
-  return { store, users, put, post };
+  return { store, users, put, post, authenticateCaller: createCallerAuthenticator(auth, users) };
 }
 
 /**

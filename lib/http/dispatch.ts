@@ -127,10 +127,11 @@ export function createDispatcher(options: DispatchOptions): (req: IncomingMessag
   /** E-1: the problem's format follows the request's own choice of representation where it made one. */
   function problemFormatOf(ctx: RequestContext): { format: Format; byAccept: boolean } {
     let extension: Format | undefined;
-    const m = /^\/api\/[^/?]*\.([A-Za-z]+)\/?$/.exec(ctx.path);
+    // The representation paths (N-1, R-1): /api/<name>[.ext] and /user/<name>[.ext], and the page /user/.
+    const m = /^\/(?:api|user)\/[^/?]*\.([A-Za-z]+)\/?$/.exec(ctx.path);
     if (m !== null) extension = parseFormat(m[1] as string);
     let returnType: Format | undefined;
-    if (extension === undefined && ctx.rawQuery !== undefined && ctx.path.startsWith('/api/')) {
+    if (extension === undefined && ctx.rawQuery !== undefined && (ctx.path.startsWith('/api/') || /^\/user\/?[^/]*\/?$/.test(ctx.path))) {
       const query = parseQuery(ctx.rawQuery);
       const rt = query === undefined ? undefined : singleParam(query, 'return_type');
       if (rt?.kind === 'value') returnType = parseFormat(rt.value);
