@@ -13,6 +13,15 @@ export interface PasswordChangedEvent {
   readonly at: Date;
 }
 
+/** a user was created, deleted or given another role over HTTPS. */
+export interface UserChangedEvent {
+  readonly name: string;
+  readonly change: 'created' | 'deleted' | 'role';
+  /** The admin who made the change. */
+  readonly by: string;
+  readonly at: Date;
+}
+
 export type { ResourceLoader } from './resources/resource.js';
 
 /** Public options of createService(); every field is optional. */
@@ -66,6 +75,8 @@ export interface ServiceOptions {
   /** A-4 hooks. A hook that throws or hangs is logged and never blocks the change. */
   onResetToken?: (event: ResetTokenEvent) => unknown;
   onPasswordChanged?: (event: PasswordChangedEvent) => unknown;
+  /** after a user is created, deleted or changes role over HTTPS. */
+  onUserChanged?: (event: UserChangedEvent) => unknown;
 }
 
 export interface Config {
@@ -96,6 +107,7 @@ export interface Config {
   readonly log: false | ((line: string) => void);
   readonly onResetToken: ((event: ResetTokenEvent) => unknown) | undefined;
   readonly onPasswordChanged: ((event: PasswordChangedEvent) => unknown) | undefined;
+  readonly onUserChanged: ((event: UserChangedEvent) => unknown) | undefined;
 }
 
 const KNOWN: { readonly [K in keyof ServiceOptions]-?: true } = {
@@ -103,7 +115,7 @@ const KNOWN: { readonly [K in keyof ServiceOptions]-?: true } = {
   digestKeyFile: true, trustProxy: true, minPasswordLength: true, realm: true, hstsMaxAge: true, scrypt: true,
   resetTokenTtlMs: true, hashConcurrency: true, hashQueueLimit: true, headersTimeoutMs: true, requestTimeoutMs: true,
   keepAliveTimeoutMs: true, maxHeaderBytes: true, maxTargetLength: true, maxBodyBytes: true, resources: true, log: true,
-  onResetToken: true, onPasswordChanged: true,
+  onResetToken: true, onPasswordChanged: true, onUserChanged: true,
 };
 
 /** Resource names: a lowercase letter, then letters, digits, '-' and '_' (no '.', which starts an extension; also the XML root name). */
@@ -172,6 +184,7 @@ export function resolveConfig(options: ServiceOptions = {}): Config {
     log: o.log === undefined ? (line: string) => void process.stdout.write(line + '\n') : logOption(o.log),
     onResetToken: hook(o.onResetToken, 'onResetToken'),
     onPasswordChanged: hook(o.onPasswordChanged, 'onPasswordChanged'),
+    onUserChanged: hook(o.onUserChanged, 'onUserChanged'),
   });
 }
 
