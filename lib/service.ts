@@ -8,6 +8,8 @@ import { resolveConfig, type Config, type ServiceOptions } from './config.js';
 import { ServiceError } from './errors.js';
 import { createPasswordHandlers, requireTransport } from './handlers/password.js';
 import { createCallerAuthenticator, requireHttps } from './handlers/caller.js';
+import { createResetTokenRequestHandler } from './handlers/reset-token-request.js';
+import { createUserHandlers, createUserResource, type UserDirectory } from './handlers/users.js';
 import { createRepresentationHandler } from './handlers/representation.js';
 import type { RequestContext } from './http/context.js';
 import type { Caller } from './resources/resource.js';
@@ -15,7 +17,7 @@ import { createDispatcher, type Handler } from './http/dispatch.js';
 import { createRouter } from './http/router.js';
 import { startListeners, type Listeners } from './http/server.js';
 import { createLogger, type Logger } from './log.js';
-import { createSelector } from './representation/select.js';
+import { createSelector, type Selector } from './representation/select.js';
 import { createRegistry } from './resources/registry.js';
 import { ensureDevCertificate } from './tls/dev-cert.js';
 import { isCommonPassword } from './users/common-passwords.js';
@@ -52,6 +54,9 @@ interface Parts {
   readonly put: Handler;
   readonly post: Handler;
   readonly authenticateCaller: (ctx: RequestContext) => Promise<Caller>;
+  readonly directory: UserDirectory;
+  readonly admin: ReturnType<typeof createUserHandlers>;
+  readonly requestResetToken: Handler;
 }
 
 /** Builds the service from options (validated once, frozen). Nothing is opened until first use. */
@@ -64,7 +69,7 @@ export function createService(options: ServiceOptions = {}): Service {
   let parts: Promise<Parts> | undefined;
   // A failed open (locked or corrupt store) is not remembered: the next request tries again.
   const ready = (): Promise<Parts> =>
-    (parts ??= open(config, log, throttle, gate).catch((error: unknown) => {
+    (parts ??= open(config, log, throttle, gate, selector).catch((error: unknown) => {
       parts = undefined;
       throw error;
     }));
@@ -73,8 +78,23 @@ export function createService(options: ServiceOptions = {}): Service {
   // A loader that asks who the caller is (ResourceContext.authenticate) opens the store on demand.
   const authenticateCaller = async (ctx: RequestContext): Promise<Caller> => (requireHttps(ctx), (await ready()).authenticateCaller(ctx));
   const representation = createRepresentationHandler({ base: '/api/', resolve: (name) => registry.get(name), selector, authenticate: authenticateCaller });
+  // R-1: the user is a resource on the same representation path, under /user/.
+  const userResource = createUserResource({ get: async (name) => (await ready()).directory.get(name) });
+  const user = createRepresentationHandler({ base: '/user/', resolve: (name) => (name === '' ? undefined : userResource), selector, authenticate: authenticateCaller });
+  // R: HTTPS first (T-3), before anything else is looked at; the store opens on demand.
+  const admin = (pick: (h: Parts['admin']) => Handler): Handler => async (ctx, params) => (requireHttps(ctx), pick((await ready()).admin)(ctx, params));
   const router = createRouter<Handler>({
     '/api/:resource': { GET: representation },
+    '/user': { GET: admin((h) => h.page), POST: admin((h) => h.create) },
+    '/user/:name': {
+      GET: (ctx, params) => (requireHttps(ctx), user(ctx, { resource: params['name'] ?? '' })),
+      PATCH: admin((h) => h.patch),
+      DELETE: admin((h) => h.remove),
+    },
+    // P-12: only with a delivery channel (onResetToken, or the CLI's --on-reset-token).
+    ...(config.onResetToken === undefined
+      ? {}
+      : { '/user/:name/resettoken': { POST: async (ctx, params) => (requireTransport(ctx), (await ready()).requestResetToken(ctx, params)) } }),
     // T-3 / P-1 first: a plain-HTTP password request is refused before the store is even opened.
     '/user/:name/password': { PUT: async (ctx, params) => (requireTransport(ctx), (await ready()).put(ctx, params)) },
     '/user/:name/resetpassword': { POST: async (ctx, params) => (requireTransport(ctx), (await ready()).post(ctx, params)) },
@@ -147,7 +167,7 @@ export function createService(options: ServiceOptions = {}): Service {
   };
 }
 
-async function open(config: Config, log: Logger, throttle: ReturnType<typeof createThrottle>, gate: ReturnType<typeof createHashGate>): Promise<Parts> {
+async function open(config: Config, log: Logger, throttle: ReturnType<typeof createThrottle>, gate: ReturnType<typeof createHashGate>, selector: Selector): Promise<Parts> {
   isCommonPassword(''); // load the bundled list now, not during a request
   const store = await openStore(config.store);
   let vault: DigestVault | undefined;
@@ -179,7 +199,39 @@ async function open(config: Config, log: Logger, throttle: ReturnType<typeof cre
     digest: vault === undefined ? undefined : { auth: createDigestAuth({ realm: config.realm, secret: await nonceSecret(config.digestKeyFile) }), vault },
   });
   const { put, post } = createPasswordHandlers({ users, auth, maxBodyBytes: config.maxBodyBytes });
-  return { store, users, put, post, authenticateCaller: createCallerAuthenticator(auth, users) };
+  const authenticateCaller = createCallerAuthenticator(auth, users);
+  const directory = temporaryDirectory(store, users);
+  const admin = createUserHandlers({
+    users: directory,
+    authenticate: authenticateCaller,
+    selector,
+    maxBodyBytes: config.maxBodyBytes,
+    changed: (change) => {
+      // R-7: the audit line: who, what, which user, from where (never a password: none is in `change`).
+      log.info('user changed', { change: change.change, name: change.name, by: change.by, address: change.address, ...(change.role === undefined ? {} : { role: change.role }) });
+      fireHook(log, 'onUserChanged', config.onUserChanged, { name: change.name, change: change.change, by: change.by, at: new Date() });
+    },
+  });
+  // TEMPORARY until the store seam: issuance counted in memory, per service.
+  const issued = new Map<string, number[]>();
+  const requestResetToken = createResetTokenRequestHandler({
+    maxBodyBytes: config.maxBodyBytes,
+    admit: async () => {},
+    issue: async (name) => {
+      try {
+        await users.refresh();
+        if (users.get(name) === undefined) return;
+        const now = Date.now();
+        const recent = (issued.get(name) ?? []).filter((t) => t > now - 3_600_000);
+        if (recent.length >= 3) return;
+        issued.set(name, [...recent, now]);
+        await users.issueResetToken(name);
+      } catch (error) {
+        log.error('reset token request failed', error);
+      }
+    },
+  });
+  return { store, users, put, post, authenticateCaller, directory, admin, requestResetToken };
 }
 
 /**
@@ -220,4 +272,30 @@ function fireHook<E>(log: Logger, name: string, hook: ((event: E) => unknown) | 
         log.error(`${name} hook failed`, error);
       },
     );
+}
+
+/** TEMPORARY until the store seam lands (async Users with page/remove/setRole). */
+function temporaryDirectory(store: Store, users: Users): UserDirectory {
+  const admins = (): number => store.list().filter((u) => u.role === 'admin').length;
+  return {
+    get: async (name) => (await users.refresh(), users.get(name)),
+    page: async ({ after, limit }) => {
+      await users.refresh();
+      const all = store.list().filter((u) => after === undefined || u.name > after);
+      return { users: all.slice(0, limit), more: all.length > limit };
+    },
+    add: (name, password, role) => users.add(name, password, role),
+    remove: (name) =>
+      store.update(name, (current) => {
+        if (current === undefined) return { next: undefined, result: 'not-found' as const };
+        if (current.role === 'admin' && admins() <= 1) return { next: undefined, result: 'last-admin' as const };
+        return { next: null, result: 'ok' as const };
+      }),
+    setRole: (name, role) =>
+      store.update(name, (current) => {
+        if (current === undefined) return { next: undefined, result: 'not-found' as const };
+        if (current.role === 'admin' && role !== 'admin' && admins() <= 1) return { next: undefined, result: 'last-admin' as const };
+        return { next: { ...current, role }, result: 'ok' as const };
+      }),
+  };
 }

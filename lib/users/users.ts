@@ -1,6 +1,6 @@
 import { ServiceError } from '../errors.js';
 import type { HashGate } from './hash-gate.js';
-import { checkUserName } from './names.js';
+import { checkNewUserName } from './names.js';
 import { createDummyHash, hashPassword, needsRehash, verifyPassword, type ScryptCost } from './password-hash.js';
 import { checkPasswordPolicy, type PolicyViolation } from './policy.js';
 import { preparePassword } from './prepare.js';
@@ -84,8 +84,9 @@ export function createUsers(o: UsersOptions): Users {
     passwordChangedAt: new Date(r.passwordChangedAt),
   });
 
+  // Only creation applies U-2's whole rule set: a name kept from an older store (`a.json`) still works.
   const validName = (name: string): string => {
-    const check = checkUserName(name);
+    const check = checkNewUserName(name);
     if (!check.ok) throw new ServiceError('ERR_INVALID_NAME', `invalid user name (${check.violation})`);
     return check.name;
   };

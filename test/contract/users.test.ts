@@ -180,7 +180,7 @@ test('R / T-3: over plain HTTP every R route is 403 https-required, before crede
   for (const [method, path] of [['GET', '/user/alice'], ['GET', '/user/alice.xml?return_type=nope'], ['GET', '/user/'], ['POST', '/user/'], ['DELETE', '/user/bob'], ['PATCH', '/user/bob']] as const) {
     const r = await s.fetchPlain(path, { method, headers: { authorization: ROOT, accept: 'text/html' } });
     assert.equal(r.status, 403, `${method} ${path}`);
-    assert.equal(JSON.parse(r.body).type, '/problems/https-required');
+    assert.match(r.body, /\/problems\/https-required/);
   }
   assert.equal((await get(s, '/user/bob', ROOT)).status, 200, 'nothing was deleted');
 });
@@ -189,7 +189,7 @@ test('R / T-3: over plain HTTP every R route is 403 https-required, before crede
 
 test('R-3 GET /user/ pages users by name with limit/after, Link rel="next" and the same URL in next', async (t) => {
   const s = await started(t);
-  for (const name of ['carol', 'Zoe', 'émile']) await s.service.users.add(name, `${name}-initial-passphrase-9`);
+  for (const name of ['carol', 'Zoe', 'émile']) await s.service.users.add(name, 'plum-initial-passphrase-9');
   const seen: string[] = [];
   let path: string | null = '/user/?limit=2';
   let pages = 0;
@@ -255,15 +255,15 @@ test('R-3 admins only (403 for a user, 401 without credentials); bad limit, repe
 test('R-4 POST /user/ creates a user: 201, Location, the R-1 representation; the new user can sign in', async (t) => {
   const events: UserChangedEvent[] = [];
   const s = await started(t, { onUserChanged: (e) => void events.push(e) });
-  const r = await send(s, 'POST', '/user/', ROOT, { name: 'carol', password: 'carol-initial-passphrase-5' }, { 'content-type': 'application/json' });
+  const r = await send(s, 'POST', '/user/', ROOT, { name: 'carol', password: 'garnet-initial-passphrase-5' }, { 'content-type': 'application/json' });
   assert.equal(r.status, 201);
   assert.equal(r.headers['location'], '/user/carol');
   assert.equal(r.headers['content-type'], 'application/json; charset=utf-8');
   const body = json(r);
   assert.deepEqual(Object.keys(body), ['name', 'role', 'createdAt', 'passwordChangedAt']);
   assert.equal(body['role'], 'user');
-  assert.equal((await get(s, '/user/carol', basic('carol', 'carol-initial-passphrase-5'))).status, 200);
-  const admin = await send(s, 'POST', '/user', ROOT, { name: 'dora', password: 'dora-initial-passphrase-5', role: 'admin' }, { 'content-type': 'application/json', accept: 'application/xml' });
+  assert.equal((await get(s, '/user/carol', basic('carol', 'garnet-initial-passphrase-5'))).status, 200);
+  const admin = await send(s, 'POST', '/user', ROOT, { name: 'dora', password: 'garnet-initial-passphrase-6', role: 'admin' }, { 'content-type': 'application/json', accept: 'application/xml' });
   assert.equal(admin.status, 201);
   assert.equal(childText(parseXml(admin.body), 'role'), 'admin');
   assert.equal(events.length, 2);
@@ -283,17 +283,17 @@ test('R-4 refusals: 409 exists, 400 names (U-2 amended), 422 policy, 415, 400 JS
     assert.equal(json(r)['type'], '/problems/bad-request');
     assert.ok(String(json(r)['detail']).length > 0);
   }
-  const weak = await post({ name: 'erin', password: 'short' });
+  const weak = await post({ name: 'erin', password: 'qz7-vb' });
   assert.equal(weak.status, 422);
   assert.equal(json(weak)['type'], '/problems/password-policy');
   assert.deepEqual(json(weak)['violations'], ['too-short']);
-  assert.equal((await post({ name: 'erin', password: 'erin-initial-passphrase-1' }, ROOT, 'text/plain')).status, 415);
+  assert.equal((await post({ name: 'erin', password: 'garnet-initial-passphrase-7' }, ROOT, 'text/plain')).status, 415);
   assert.equal((await post('{"name":', ROOT)).status, 400);
-  assert.equal((await post({ name: 'erin', password: 'erin-initial-passphrase-1', role: 'root' })).status, 400);
-  assert.equal((await post({ name: 'erin', password: 'erin-initial-passphrase-1', admin: true })).status, 400);
+  assert.equal((await post({ name: 'erin', password: 'garnet-initial-passphrase-7', role: 'root' })).status, 400);
+  assert.equal((await post({ name: 'erin', password: 'garnet-initial-passphrase-7', admin: true })).status, 400);
   assert.equal((await post({ name: 'erin', password: 7 })).status, 400);
-  assert.equal((await post({ name: 'erin', password: 'erin-initial-passphrase-1' }, ALICE)).status, 403);
-  assert.equal((await post({ name: 'erin', password: 'erin-initial-passphrase-1' }, undefined)).status, 401);
+  assert.equal((await post({ name: 'erin', password: 'garnet-initial-passphrase-7' }, ALICE)).status, 403);
+  assert.equal((await post({ name: 'erin', password: 'garnet-initial-passphrase-7' }, undefined)).status, 401);
   assert.equal((await get(s, '/user/erin', ROOT)).status, 404, 'nothing refused was created');
 });
 
@@ -408,7 +408,7 @@ test('R-7 OPTIONS without credentials and 405 with the right Allow on every R pa
 test('R-7 each change writes one audit line (who, what, which user, from where; never a password) and fires onUserChanged', async (t) => {
   const events: UserChangedEvent[] = [];
   const s = await started(t, { onUserChanged: (e) => void events.push(e) });
-  const pw = 'frank-initial-passphrase-4';
+  const pw = 'garnet-initial-passphrase-4';
   await send(s, 'POST', '/user/', ROOT, { name: 'frank', password: pw }, { 'content-type': 'application/json' });
   await send(s, 'PATCH', '/user/frank', ROOT, { role: 'admin' }, { 'content-type': 'application/merge-patch+json' });
   await send(s, 'PATCH', '/user/frank', ROOT, { role: 'admin' }, { 'content-type': 'application/merge-patch+json' }); // no change
@@ -436,7 +436,7 @@ test('R-7 / A-4 an onUserChanged hook that throws is logged and does not undo th
       throw new Error('hook broke');
     },
   });
-  const r = await send(s, 'POST', '/user/', ROOT, { name: 'gus', password: 'gus-initial-passphrase-44' }, { 'content-type': 'application/json' });
+  const r = await send(s, 'POST', '/user/', ROOT, { name: 'gus', password: 'garnet-initial-passphrase-44' }, { 'content-type': 'application/json' });
   assert.equal(r.status, 201);
   await new Promise((resolve) => setTimeout(resolve, 20));
   assert.ok(s.logs.some((l) => l.includes('onUserChanged hook failed')));
