@@ -273,7 +273,7 @@ test('R-4 POST /user/ creates a user: 201, Location, the R-1 representation; the
 
 test('R-4 refusals: 409 exists, 400 names (U-2 amended), 422 policy, 415, 400 JSON, 403 non-admin, 401', async (t) => {
   const s = await started(t);
-  const post = (body: unknown, auth: string | undefined = ROOT, type = 'application/json') => send(s, 'POST', '/user/', auth, body, { 'content-type': type });
+  const post = (body: unknown, auth: string | null = ROOT, type = 'application/json') => send(s, 'POST', '/user/', auth ?? undefined, body, { 'content-type': type });
   const exists = await post({ name: 'alice', password: 'another-initial-passphrase-1' });
   assert.equal(exists.status, 409);
   assert.equal(json(exists)['type'], '/problems/conflict');
@@ -293,7 +293,7 @@ test('R-4 refusals: 409 exists, 400 names (U-2 amended), 422 policy, 415, 400 JS
   assert.equal((await post({ name: 'erin', password: 'garnet-initial-passphrase-7', admin: true })).status, 400);
   assert.equal((await post({ name: 'erin', password: 7 })).status, 400);
   assert.equal((await post({ name: 'erin', password: 'garnet-initial-passphrase-7' }, ALICE)).status, 403);
-  assert.equal((await post({ name: 'erin', password: 'garnet-initial-passphrase-7' }, undefined)).status, 401);
+  assert.equal((await post({ name: 'erin', password: 'garnet-initial-passphrase-7' }, null)).status, 401);
   assert.equal((await get(s, '/user/erin', ROOT)).status, 404, 'nothing refused was created');
 });
 
