@@ -9,7 +9,7 @@ import { ServiceError } from './errors.js';
 import { createPasswordHandlers, requireTransport } from './handlers/password.js';
 import { createCallerAuthenticator, requireHttps } from './handlers/caller.js';
 import { createResetTokenRequestHandler } from './handlers/reset-token-request.js';
-import { createUserHandlers, createUserResource, type UserDirectory } from './handlers/users.js';
+import { createUserHandlers, createUserResource } from './handlers/users.js';
 import { createRepresentationHandler } from './handlers/representation.js';
 import type { RequestContext } from './http/context.js';
 import type { Caller } from './resources/resource.js';
@@ -23,7 +23,6 @@ import { ensureDevCertificate } from './tls/dev-cert.js';
 import { isCommonPassword } from './users/common-passwords.js';
 import { createHashGate, GateFullError } from './users/hash-gate.js';
 import { openStore, type Store } from './users/store.js';
-import { createThrottle } from './users/throttle.js';
 import { createUsers, type Role, type UserInfo, type Users } from './users/users.js';
 
 export interface Service {
@@ -43,6 +42,7 @@ export interface UserOperations {
   add(name: string, password: string, options?: { readonly role?: Role }): Promise<UserInfo>;
   verify(name: string, password: string): Promise<boolean>;
   setPassword(name: string, password: string): Promise<void>;
+  /** False when there is no such user. (The embedder may remove the last admin; HTTP may not: R-5.) */
   remove(name: string): Promise<boolean>;
   list(): Promise<UserInfo[]>;
   issueResetToken(name: string): Promise<{ readonly token: string; readonly expiresAt: Date }>;
@@ -54,22 +54,23 @@ interface Parts {
   readonly put: Handler;
   readonly post: Handler;
   readonly authenticateCaller: (ctx: RequestContext) => Promise<Caller>;
-  readonly directory: UserDirectory;
   readonly admin: ReturnType<typeof createUserHandlers>;
   readonly requestResetToken: Handler;
 }
+
+/** P-12: tokens issued per account per hour at most; further requests still get 202. */
+const RESET_TOKENS_PER_HOUR = 3;
 
 /** Builds the service from options (validated once, frozen). Nothing is opened until first use. */
 export function createService(options: ServiceOptions = {}): Service {
   const config = resolveConfig(options);
   const log = createLogger(config.log);
   const selector = createSelector();
-  const throttle = createThrottle();
   const gate = createHashGate({ concurrency: config.hashConcurrency, queueLimit: config.hashQueueLimit });
   let parts: Promise<Parts> | undefined;
   // A failed open (locked or corrupt store) is not remembered: the next request tries again.
   const ready = (): Promise<Parts> =>
-    (parts ??= open(config, log, throttle, gate, selector).catch((error: unknown) => {
+    (parts ??= open(config, log, gate, selector).catch((error: unknown) => {
       parts = undefined;
       throw error;
     }));
@@ -79,7 +80,7 @@ export function createService(options: ServiceOptions = {}): Service {
   const authenticateCaller = async (ctx: RequestContext): Promise<Caller> => (requireHttps(ctx), (await ready()).authenticateCaller(ctx));
   const representation = createRepresentationHandler({ base: '/api/', resolve: (name) => registry.get(name), selector, authenticate: authenticateCaller });
   // R-1: the user is a resource on the same representation path, under /user/.
-  const userResource = createUserResource({ get: async (name) => (await ready()).directory.get(name) });
+  const userResource = createUserResource({ get: async (name) => (await ready()).users.get(name) });
   const user = createRepresentationHandler({ base: '/user/', resolve: (name) => (name === '' ? undefined : userResource), selector, authenticate: authenticateCaller });
   // R: HTTPS first (T-3), before anything else is looked at; the store opens on demand.
   const admin = (pick: (h: Parts['admin']) => Handler): Handler => async (ctx, params) => (requireHttps(ctx), pick((await ready()).admin)(ctx, params));
@@ -160,16 +161,16 @@ export function createService(options: ServiceOptions = {}): Service {
           const outcome = await u.setPassword(name, password, { via: 'library', by: null });
           if (outcome !== 'ok') throw new ServiceError('ERR_USER_NOT_FOUND', `no user "${name}"`);
         }),
-      remove: (name) => withUsers((u) => u.remove(name)),
+      remove: (name) => withUsers(async (u) => (await u.remove(name, { allowLastAdmin: true })) === 'ok'),
       list: () => withUsers((u) => u.list()),
       issueResetToken: (name) => withUsers((u) => u.issueResetToken(name)),
     },
   };
 }
 
-async function open(config: Config, log: Logger, throttle: ReturnType<typeof createThrottle>, gate: ReturnType<typeof createHashGate>, selector: Selector): Promise<Parts> {
+async function open(config: Config, log: Logger, gate: ReturnType<typeof createHashGate>, selector: Selector): Promise<Parts> {
   isCommonPassword(''); // load the bundled list now, not during a request
-  const store = await openStore(config.store);
+  const store = await openStore(config.store, { hooks: { onWarning: (message) => log.warn(message) } });
   let vault: DigestVault | undefined;
   if (config.digest) vault = await openDigestVault(config.digestKeyFile);
   const users = createUsers({
@@ -195,14 +196,14 @@ async function open(config: Config, log: Logger, throttle: ReturnType<typeof cre
   const auth = createAuthenticator({
     realm: config.realm,
     users,
-    throttle,
+    throttle: store.throttle,
+    nonces: store.nonces,
     digest: vault === undefined ? undefined : { auth: createDigestAuth({ realm: config.realm, secret: await nonceSecret(config.digestKeyFile) }), vault },
   });
   const { put, post } = createPasswordHandlers({ users, auth, maxBodyBytes: config.maxBodyBytes });
   const authenticateCaller = createCallerAuthenticator(auth, users);
-  const directory = temporaryDirectory(store, users);
   const admin = createUserHandlers({
-    users: directory,
+    users,
     authenticate: authenticateCaller,
     selector,
     maxBodyBytes: config.maxBodyBytes,
@@ -212,26 +213,22 @@ async function open(config: Config, log: Logger, throttle: ReturnType<typeof cre
       fireHook(log, 'onUserChanged', config.onUserChanged, { name: change.name, change: change.change, by: change.by, at: new Date() });
     },
   });
-  // TEMPORARY until the store seam: issuance counted in memory, per service.
-  const issued = new Map<string, number[]>();
   const requestResetToken = createResetTokenRequestHandler({
     maxBodyBytes: config.maxBodyBytes,
-    admit: async () => {},
+    // P-12 / P-8: every request is one event against the address's budget (no account: the
+    // name is not the caller's, and counting it would let anyone lock a victim out).
+    admit: async (ctx) => void (await (await auth.gate(undefined, ctx.address)).fail()),
     issue: async (name) => {
       try {
-        await users.refresh();
-        if (users.get(name) === undefined) return;
-        const now = Date.now();
-        const recent = (issued.get(name) ?? []).filter((t) => t > now - 3_600_000);
-        if (recent.length >= 3) return;
-        issued.set(name, [...recent, now]);
-        await users.issueResetToken(name);
+        if ((await users.get(name)) === undefined) return;
+        if (!(await store.issuance.take(name, RESET_TOKENS_PER_HOUR, 3_600_000))) return;
+        await users.issueResetToken(name); // delivered through onResetToken (`issued` above)
       } catch (error) {
         log.error('reset token request failed', error);
       }
     },
   });
-  return { store, users, put, post, authenticateCaller, directory, admin, requestResetToken };
+  return { store, users, put, post, authenticateCaller, admin, requestResetToken };
 }
 
 /**
@@ -248,7 +245,7 @@ async function nonceSecret(keyFile: string): Promise<Buffer> {
  * server's secrets.)
  */
 async function dropDigestSecrets(store: Store): Promise<void> {
-  for (const record of store.list()) {
+  for (const record of await store.list()) {
     if (record.digest === undefined) continue;
     await store.update(record.name, (current) => {
       if (current?.digest === undefined) return { next: undefined, result: undefined };
@@ -274,28 +271,3 @@ function fireHook<E>(log: Logger, name: string, hook: ((event: E) => unknown) | 
     );
 }
 
-/** TEMPORARY until the store seam lands (async Users with page/remove/setRole). */
-function temporaryDirectory(store: Store, users: Users): UserDirectory {
-  const admins = (): number => store.list().filter((u) => u.role === 'admin').length;
-  return {
-    get: async (name) => (await users.refresh(), users.get(name)),
-    page: async ({ after, limit }) => {
-      await users.refresh();
-      const all = store.list().filter((u) => after === undefined || u.name > after);
-      return { users: all.slice(0, limit), more: all.length > limit };
-    },
-    add: (name, password, role) => users.add(name, password, role),
-    remove: (name) =>
-      store.update(name, (current) => {
-        if (current === undefined) return { next: undefined, result: 'not-found' as const };
-        if (current.role === 'admin' && admins() <= 1) return { next: undefined, result: 'last-admin' as const };
-        return { next: null, result: 'ok' as const };
-      }),
-    setRole: (name, role) =>
-      store.update(name, (current) => {
-        if (current === undefined) return { next: undefined, result: 'not-found' as const };
-        if (current.role === 'admin' && role !== 'admin' && admins() <= 1) return { next: undefined, result: 'last-admin' as const };
-        return { next: { ...current, role }, result: 'ok' as const };
-      }),
-  };
-}

@@ -19,11 +19,10 @@ export function requireHttps(ctx: RequestContext): void {
 export function createCallerAuthenticator(auth: Authenticator, users: Users): (ctx: RequestContext) => Promise<Caller> {
   return async function authenticateCaller(ctx) {
     requireHttps(ctx);
-    const header = ctx.headers.authorization;
-    if (header !== undefined && /^\s*bearer(?:[ \t]|$)/i.test(header)) throw auth.unauthorized();
-    const { caller } = await auth.authenticate(ctx, undefined);
+    // No `bearer` option: a reset token is refused here with the plain challenges.
+    const { caller } = await auth.authenticate(ctx);
     // The role is read after the authentication, fresh (S-2): a demotion counts from the next request.
-    const record = users.get(caller);
+    const record = await users.get(caller);
     if (record === undefined) throw auth.unauthorized();
     return { name: record.name, role: record.role };
   };
