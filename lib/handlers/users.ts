@@ -19,15 +19,17 @@ import { contentTypeOf, notAcceptable, PRIVATE, representationEtags, serialize, 
 import { PAGE_SHAPE, pathUserName, USER_SHAPE, userName, userPath, userView, type UserLike } from './user-view.js';
 
 type Role = 'user' | 'admin';
-type Outcome = 'ok' | 'not-found' | 'last-admin';
+type Outcome = 'ok' | 'not-found' | 'last-admin' | 'precondition-failed';
+/** A condition on the user's state, checked atomically with the change (E-4). */
+type Expectation = (current: UserLike) => boolean;
 
 /** What the handlers need of the Users domain (lib/users/users.ts). */
 export interface UserDirectory {
   get(name: string): Promise<UserLike | undefined>;
   page(options: { readonly after?: string | undefined; readonly limit: number }): Promise<{ readonly users: readonly UserLike[]; readonly more: boolean }>;
   add(name: string, password: string, role: Role): Promise<UserLike>;
-  remove(name: string): Promise<Outcome>;
-  setRole(name: string, role: Role): Promise<Outcome>;
+  remove(name: string, options?: { readonly expect?: Expectation }): Promise<Outcome>;
+  setRole(name: string, role: Role, options?: { readonly expect?: Expectation }): Promise<Outcome>;
 }
 
 /** R-7: one change, for the audit log line and onUserChanged. */
@@ -114,11 +116,11 @@ export function createUserHandlers(o: UserHandlerOptions) {
     requireHttps(ctx);
     const by = await admin(ctx);
     const name = pathUserName(params['name'] ?? '');
-    const current = name === undefined ? undefined : await o.users.get(name);
-    if (name === undefined || current === undefined) throw notFound();
-    requireConditions(ctx, current);
-    const outcome = await o.users.remove(name);
+    if (name === undefined) throw notFound();
+    const expect = conditionsOf(ctx);
+    const outcome = await o.users.remove(name, expect === undefined ? {} : { expect });
     if (outcome === 'not-found') throw notFound();
+    if (outcome === 'precondition-failed') throw preconditionFailed();
     if (outcome === 'last-admin') throw lastAdmin('delete');
     o.changed({ name, change: 'deleted', by: by.name, address: ctx.address });
     return NO_STORE_204;
@@ -134,10 +136,14 @@ export function createUserHandlers(o: UserHandlerOptions) {
     const name = pathUserName(params['name'] ?? '');
     const current = name === undefined ? undefined : await o.users.get(name);
     if (name === undefined || current === undefined) throw notFound();
-    requireConditions(ctx, current);
-    if (role !== undefined && role !== current.role) {
-      const outcome = await o.users.setRole(name, role);
+    const expect = conditionsOf(ctx);
+    if (role === undefined || role === current.role) {
+      // Nothing to write: the conditions are checked against what was just read.
+      if (expect !== undefined && !expect(current)) throw preconditionFailed();
+    } else {
+      const outcome = await o.users.setRole(name, role, expect === undefined ? {} : { expect });
       if (outcome === 'not-found') throw notFound();
+      if (outcome === 'precondition-failed') throw preconditionFailed();
       if (outcome === 'last-admin') throw lastAdmin('demote');
       o.changed({ name, change: 'role', by: by.name, address: ctx.address, role });
     }
@@ -188,27 +194,31 @@ function reply(status: number, headers: Record<string, string>, body: string, et
 }
 
 /**
- * E-4 on a user: If-Match holds when it names the strong ETag of any representation of the current
- * state (the tags GET sends), `*` for any existing user; If-Unmodified-Since compares with the
- * latest change the representation shows. False: 412, and nothing is done.
+ * E-4 on a user, as a condition checked in the same atomic update as the change: If-Match holds
+ * when it names the strong ETag of any representation of the current state (the tags GET sends),
+ * `*` for any existing user; without If-Match, If-Unmodified-Since compares with the latest change
+ * the representation shows. Undefined when the request has neither (nothing to check).
  */
-function requireConditions(ctx: RequestContext, current: UserLike): void {
+function conditionsOf(ctx: RequestContext): Expectation | undefined {
   const ifMatch = ctx.headers['if-match'];
   const ifUnmodified = ctx.headers['if-unmodified-since'];
-  if (ifMatch === undefined && ifUnmodified === undefined) return;
-  const etags = representationEtags(USER_SHAPE, userView(current));
-  let holds = true;
   if (ifMatch !== undefined) {
     const listed = ifMatch.split(',').map((s) => s.trim()).filter((s) => s !== '');
-    holds = listed.includes('*') || listed.some((tag) => !tag.startsWith('W/') && etags.includes(tag));
-  } else if (ifUnmodified !== undefined) {
-    const date = Date.parse(ifUnmodified);
-    const modified = Math.floor(Math.max(+current.createdAt, +current.passwordChangedAt) / 1000) * 1000;
-    if (!Number.isNaN(date)) holds = modified <= date;
+    if (listed.includes('*')) return () => true;
+    return (current) => {
+      const etags = representationEtags(USER_SHAPE, userView(current));
+      return listed.some((tag) => !tag.startsWith('W/') && etags.includes(tag));
+    };
   }
-  if (!holds) {
-    throw new HttpError(problem(412, 'precondition-failed', { detail: 'The user has changed since you read it (If-Match / If-Unmodified-Since); nothing was done.' }));
-  }
+  if (ifUnmodified === undefined) return undefined;
+  const date = Date.parse(ifUnmodified);
+  // RFC 9110 §13.1.4: a value that is not a valid HTTP-date is ignored.
+  if (Number.isNaN(date)) return undefined;
+  return (current) => Math.floor(Math.max(+current.createdAt, +current.passwordChangedAt) / 1000) * 1000 <= date;
+}
+
+function preconditionFailed(): HttpError {
+  return new HttpError(problem(412, 'precondition-failed', { detail: 'The user has changed since you read it (If-Match / If-Unmodified-Since); nothing was done.' }));
 }
 
 /** R-3's query: `limit` 1..1000 (default 100), `after` (exclusive), `return_type`; each at most once. */

@@ -387,6 +387,31 @@ test('E-4 / R-5 / R-6: If-Match with the user\'s ETag makes PATCH and DELETE saf
   assert.equal((await send(s, 'DELETE', '/user/alice', ROOT, undefined, { 'if-match': '*' })).status, 204);
 });
 
+test('E-4 two concurrent writes with the same If-Match: exactly one is performed, the other gets 412', async (t) => {
+  const s = await started(t);
+  for (let round = 0; round < 3; round++) {
+    const etag = String((await get(s, '/user/bob', ROOT)).headers['etag']);
+    const role = round % 2 === 0 ? 'admin' : 'user';
+    const [a, b] = await Promise.all([
+      send(s, 'PATCH', '/user/bob', ROOT, { role }, { 'content-type': 'application/merge-patch+json', 'if-match': etag }),
+      send(s, 'PATCH', '/user/bob', ROOT, { role }, { 'content-type': 'application/merge-patch+json', 'if-match': etag }),
+    ]);
+    // Both asked for the same new role: the second finds it already set (no write) but the ETag stale.
+    assert.deepEqual([a.status, b.status].sort(), [200, 412], `round ${round}`);
+  }
+  const etag = String((await get(s, '/user/bob', ROOT)).headers['etag']);
+  const [del, patch] = await Promise.all([
+    send(s, 'DELETE', '/user/bob', ROOT, undefined, { 'if-match': etag }),
+    // bob is an admin after the rounds: this PATCH is a real change.
+    send(s, 'PATCH', '/user/bob', ROOT, { role: 'user' }, { 'content-type': 'application/merge-patch+json', 'if-match': etag }),
+  ]);
+  const statuses = [del.status, patch.status];
+  assert.ok(
+    (del.status === 204 && (patch.status === 412 || patch.status === 404)) || (patch.status === 200 && del.status === 412),
+    `one write, never both: ${statuses.join(', ')}`,
+  );
+});
+
 // --- R-7 ------------------------------------------------------------------------------------------
 
 test('R-7 OPTIONS without credentials and 405 with the right Allow on every R path', async (t) => {
