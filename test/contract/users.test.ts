@@ -5,7 +5,11 @@ import assert from 'node:assert/strict';
 import type { UserChangedEvent } from '../../lib/index.js';
 import { HttpError, problem } from '../../lib/index.js';
 import type { Response } from '../helpers/https.js';
-import { basic, startService, type Started } from '../helpers/service.js';
+import { join } from 'node:path';
+import { openStore } from '../../lib/users/store.js';
+import { hashPassword } from '../../lib/users/password-hash.js';
+import { basic, FAST_SCRYPT, startService, type Started } from '../helpers/service.js';
+import { tempDir } from '../helpers/tmp.js';
 import { parseXml, type XmlElement } from '../helpers/xml-parse.js';
 
 const ALICE_PW = 'lemon-initial-passphrase-1';
@@ -493,6 +497,34 @@ test('U-2 /user/a%2Ejson is the user a.json, not an extension; /user/a.json is a
   assert.equal(encoded.status, 404, 'no user "a.json" (and it is not the extension form of "a")');
   const yaml = await get(s, '/user/alice.yaml', ROOT);
   assert.equal(yaml.status, 404, 'only .json/.xml are extensions: "alice.yaml" is a name');
+});
+
+test('U-2 a store that already holds a.json still loads; the user is reached as /user/a%2Ejson, reads and changes work', async (t) => {
+  const dir = await tempDir(t);
+  const store = join(dir, 'users.json');
+  // Written straight into the store, as an older version (before the amendment) could have.
+  const legacy = await openStore(store);
+  const phc = await hashPassword('legacy-initial-passphrase-1', FAST_SCRYPT);
+  await legacy.update('a.json', () => ({ next: { name: 'a.json', role: 'user', hash: phc, createdAt: 0, passwordChangedAt: 0 }, result: undefined }));
+  await legacy.close();
+  const s = await started(t, { store });
+  const own = basic('a.json', 'legacy-initial-passphrase-1');
+  const r = await get(s, '/user/a%2Ejson', own);
+  assert.equal(r.status, 200);
+  assert.equal(json(r)['name'], 'a.json');
+  assert.equal(r.headers['content-location'], '/user/a.json.json', 'the extension form of a.json');
+  assert.equal(json(await get(s, '/user/a.json.json', own))['name'], 'a.json');
+  const page = json(await get(s, '/user/', ROOT)) as { users: Array<{ name: string }> };
+  assert.ok(page.users.some((u) => u.name === 'a.json'));
+  const put = await s.fetch('/user/a.json/password', { method: 'PUT', headers: { authorization: own, 'content-type': 'text/plain' }, body: 'legacy-second-passphrase-2' });
+  assert.equal(put.status, 204, 'the password routes take the whole segment as the name');
+  const patched = await send(s, 'PATCH', '/user/a%2Ejson', ROOT, { role: 'admin' }, { 'content-type': 'application/merge-patch+json' });
+  assert.equal(patched.status, 200);
+  assert.equal(json(patched)['name'], 'a.json');
+  assert.equal((await send(s, 'DELETE', '/user/a%2Ejson', ROOT)).status, 204);
+  // Creating such a name anew is refused, by every route.
+  assert.equal((await send(s, 'POST', '/user/', ROOT, { name: 'a.json', password: 'legacy-initial-passphrase-1' }, { 'content-type': 'application/json' })).status, 400);
+  await assert.rejects(s.service.users.add('b.xml', 'legacy-initial-passphrase-1'), { code: 'ERR_INVALID_NAME' });
 });
 
 // --- A-2: an embedder's resource that needs the caller --------------------------------------------
