@@ -5,11 +5,17 @@ import assert from 'node:assert/strict';
 import type { UserChangedEvent } from '../../lib/index.js';
 import { HttpError, problem } from '../../lib/index.js';
 import type { Response } from '../helpers/https.js';
+import { execFile } from 'node:child_process';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { openStore } from '../../lib/users/store.js';
 import { hashPassword } from '../../lib/users/password-hash.js';
 import { basic, FAST_SCRYPT, startService, type Started } from '../helpers/service.js';
 import { tempDir } from '../helpers/tmp.js';
+import { hasCurl } from '../helpers/cli.js';
+
+const execFileP = promisify(execFile);
 import { parseXml, type XmlElement } from '../helpers/xml-parse.js';
 
 const ALICE_PW = 'lemon-initial-passphrase-1';
@@ -187,6 +193,21 @@ test('R / T-3: over plain HTTP every R route is 403 https-required, before crede
     assert.match(r.body, /\/problems\/https-required/);
   }
   assert.equal((await get(s, '/user/bob', ROOT)).status, 200, 'nothing was deleted');
+});
+
+test('R-1 with Digest (--digest): curl --digest reads the user; the XML form too', async (t) => {
+  if (!(await hasCurl())) return t.skip('curl is not installed');
+  const s = await started(t, { digest: true });
+  const ca = join(s.dir, 'ca.pem');
+  await writeFile(ca, s.ca);
+  const curl = (path: string) => execFileP('curl', ['-s', '--cacert', ca, '--digest', '-u', `alice:${ALICE_PW}`, '-w', '\n%{http_code}', `${s.url}${path}`]);
+  const { stdout } = await curl('/user/alice');
+  const [body, status] = stdout.split('\n');
+  assert.equal(status, '200');
+  assert.equal(JSON.parse(String(body)).name, 'alice');
+  const xml = await curl('/user/alice.xml?return_type=json');
+  assert.equal(xml.stdout.split('\n').pop(), '200');
+  assert.equal(parseXml(xml.stdout.slice(0, xml.stdout.lastIndexOf('\n'))).name, 'user');
 });
 
 // --- R-3 ------------------------------------------------------------------------------------------
