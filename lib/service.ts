@@ -44,6 +44,8 @@ export interface UserOperations {
   setPassword(name: string, password: string): Promise<void>;
   /** False when there is no such user. (The embedder may remove the last admin; HTTP may not: R-5.) */
   remove(name: string): Promise<boolean>;
+  /** R-7: gives a user another role; ERR_USER_NOT_FOUND, or ERR_LAST_ADMIN to demote the only admin. */
+  setRole(name: string, role: Role): Promise<void>;
   list(): Promise<UserInfo[]>;
   issueResetToken(name: string): Promise<{ readonly token: string; readonly expiresAt: Date }>;
 }
@@ -162,6 +164,13 @@ export function createService(options: ServiceOptions = {}): Service {
           if (outcome !== 'ok') throw new ServiceError('ERR_USER_NOT_FOUND', `no user "${name}"`);
         }),
       remove: (name) => withUsers(async (u) => (await u.remove(name, { allowLastAdmin: true })) === 'ok'),
+      setRole: (name, role) =>
+        withUsers(async (u) => {
+          if (role !== 'user' && role !== 'admin') throw new ServiceError('ERR_INVALID_OPTION', 'role must be "user" or "admin"');
+          const outcome = await u.setRole(name, role);
+          if (outcome === 'not-found') throw new ServiceError('ERR_USER_NOT_FOUND', `no user "${name}"`);
+          if (outcome === 'last-admin') throw new ServiceError('ERR_LAST_ADMIN', `"${name}" is the only admin; make another user admin first`);
+        }),
       list: () => withUsers((u) => u.list()),
       issueResetToken: (name) => withUsers((u) => u.issueResetToken(name)),
     },

@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import type { ServiceOptions } from '../config.js';
 import { ServiceError } from '../errors.js';
 import { createService } from '../service.js';
+import { createCommandDelivery } from '../users/deliver-command.js';
 import { PasswordPolicyError } from '../users/users.js';
 import { helpText, integerFlag, parseCommandLine, UsageError, type Flags } from './args.js';
 import { readPassword } from './prompt.js';
@@ -45,7 +46,15 @@ export async function main(argv: readonly string[], io: CliIO): Promise<number> 
           for (const u of await s.users.list()) io.stdout.write(`${u.name}\t${u.role}\t${u.passwordChangedAt.toISOString()}\n`);
         });
       }
-      if (sub !== 'add' && sub !== 'passwd' && sub !== 'del') throw new UsageError(`unknown user command "${sub ?? ''}" (add, passwd, del, list)`);
+      if (sub === 'role') {
+        const [role, ...more] = rest;
+        if (name === undefined || (role !== 'admin' && role !== 'user') || more.length > 0) throw new UsageError(`usage: ${COMMAND} user role NAME admin|user`);
+        return await withService(flags, io, async (s) => {
+          await s.users.setRole(name, role);
+          io.stderr.write(`"${name}" is now ${role === 'admin' ? 'an admin' : 'a user'}\n`);
+        });
+      }
+      if (sub !== 'add' && sub !== 'passwd' && sub !== 'del') throw new UsageError(`unknown user command "${sub ?? ''}" (add, passwd, del, list, role)`);
       if (name === undefined || rest.length > 0) throw new UsageError(`usage: ${COMMAND} user ${sub} NAME`);
       if (flags.admin === true && sub !== 'add') throw new UsageError('--admin goes with "user add"');
       return await withService(flags, io, async (s) => {
@@ -125,6 +134,13 @@ async function serve(flags: Flags, io: CliIO): Promise<number> {
   if (flags.cert !== undefined && flags.key !== undefined) {
     o.cert = await readPem(flags.cert, 'certificate (--cert)');
     o.key = await readPem(flags.key, 'key (--key)');
+  }
+  if (flags['on-reset-token'] !== undefined) {
+    try {
+      o.onResetToken = createCommandDelivery(flags['on-reset-token']);
+    } catch (error) {
+      throw new UsageError(`--on-reset-token: ${(error as Error).message}`);
+    }
   }
   o.log = (line) => void io.stdout.write(line + '\n');
   const service = createService(o);
