@@ -1,5 +1,5 @@
 import { hkdfSync } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
+import { readFile, rm } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createAuthenticator } from './auth/authenticate.js';
 import { computeHA1, createDigestAuth } from './auth/digest.js';
@@ -19,7 +19,7 @@ import { startListeners, type Listeners } from './http/server.js';
 import { createLogger, type Logger } from './log.js';
 import { createSelector, type Selector } from './representation/select.js';
 import { createRegistry } from './resources/registry.js';
-import { ensureDevCertificate } from './tls/dev-cert.js';
+import { ensureDevCertificate, type DevCertificate } from './tls/dev-cert.js';
 import { isCommonPassword } from './users/common-passwords.js';
 import { createHashGate, GateFullError } from './users/hash-gate.js';
 import { openStore, type Store } from './users/store.js';
@@ -135,18 +135,27 @@ export function createService(options: ServiceOptions = {}): Service {
     async listen() {
       if (listeners !== undefined) throw new ServiceError('ERR_INVALID_OPTION', 'the service is already listening');
       const { store, users } = await ready();
-      if (!config.digest) await dropDigestSecrets(store);
       await users.warmUp();
       let { cert, key } = config;
+      let dev: DevCertificate | undefined;
       if (cert === undefined || key === undefined) {
-        const dev = await ensureDevCertificate(config.certDir);
+        dev = await ensureDevCertificate(config.certDir);
         ({ cert, key } = dev);
         log.warn('using a DEVELOPMENT certificate for localhost, 127.0.0.1 and ::1: pass --cert and --key in production', {
           certPath: dev.certPath,
           created: dev.created,
         });
       }
-      listeners = await startListeners({ ...config, cert, key }, handler);
+      try {
+        listeners = await startListeners({ ...config, cert, key }, handler);
+      } catch (error) {
+        // A start that fails (address in use, not ours) leaves no new certificate behind.
+        if (dev?.created === true) await Promise.all([rm(dev.certPath, { force: true }), rm(dev.keyPath, { force: true })]);
+        throw error;
+      }
+      // Only a server that did start drops them: a second start on a busy port must not wipe
+      // the secrets of the Digest server already running there.
+      if (!config.digest) await dropDigestSecrets(store);
       log.info('listening', { url: listeners.url, ...(listeners.httpUrl === undefined ? {} : { httpUrl: listeners.httpUrl }) });
       return { url: listeners.url, httpUrl: listeners.httpUrl };
     },
