@@ -17,19 +17,24 @@ import { createDispatcher, type Handler } from './http/dispatch.js';
 import { createRouter } from './http/router.js';
 import { startListeners, type Listeners } from './http/server.js';
 import { createLogger, type Logger } from './log.js';
+import { createHealthRegistry } from './ops/health.js';
+import { instrumentStore } from './ops/instrument-store.js';
+import { createMetrics, type Metrics } from './ops/metrics.js';
+import { startMetricsListener, type MetricsListener } from './ops/metrics-server.js';
+import { createOpenApiHandler } from './ops/openapi-handler.js';
 import { createSelector, type Selector } from './representation/select.js';
 import { createRegistry } from './resources/registry.js';
 import { ensureDevCertificate, type DevCertificate } from './tls/dev-cert.js';
 import { isCommonPassword } from './users/common-passwords.js';
-import { createHashGate, GateFullError } from './users/hash-gate.js';
+import { createHashGate, GateFullError, type HashGate } from './users/hash-gate.js';
 import { openStore, type Store } from './users/store.js';
 import { createUsers, type Role, type UserInfo, type Users } from './users/users.js';
 
 export interface Service {
   /** A request handler for node:https, node:http or node:http2 (compat) servers (A-1). */
   readonly handler: (req: IncomingMessage, res: ServerResponse) => void;
-  /** Opens the store and starts the HTTPS (and optional HTTP) listener. */
-  listen(): Promise<{ readonly url: string; readonly httpUrl: string | undefined }>;
+  /** Opens the store and starts the HTTPS (and optional HTTP and metrics) listeners. */
+  listen(): Promise<{ readonly url: string; readonly httpUrl: string | undefined; readonly metricsUrl: string | undefined }>;
   /** Stops the listeners (in-flight requests get up to `graceMs`) and closes the store. */
   close(graceMs?: number): Promise<void>;
   /** User operations on the same store, for an embedder's own sign-in and admin tasks. */
@@ -66,13 +71,16 @@ const RESET_TOKENS_PER_HOUR = 3;
 /** Builds the service from options (validated once, frozen). Nothing is opened until first use. */
 export function createService(options: ServiceOptions = {}): Service {
   const config = resolveConfig(options);
-  const log = createLogger(config.log);
+  const log = createLogger(config.log, config.logLevel);
   const selector = createSelector();
-  const gate = createHashGate({ concurrency: config.hashConcurrency, queueLimit: config.hashQueueLimit });
+  const hashGate = createHashGate({ concurrency: config.hashConcurrency, queueLimit: config.hashQueueLimit });
+  // H-5: observed only when scraped; a service without --metrics-port does none of the work.
+  const metrics = config.metricsPort === undefined ? undefined : createMetrics({ hashes: hashGate });
+  const gate = metrics === undefined ? hashGate : countRefusals(hashGate, metrics);
   let parts: Promise<Parts> | undefined;
   // A failed open (locked or corrupt store) is not remembered: the next request tries again.
   const ready = (): Promise<Parts> =>
-    (parts ??= open(config, log, gate, selector).catch((error: unknown) => {
+    (parts ??= open(config, log, gate, metrics, selector).catch((error: unknown) => {
       parts = undefined;
       throw error;
     }));
@@ -86,8 +94,24 @@ export function createService(options: ServiceOptions = {}): Service {
   const user = createRepresentationHandler({ base: '/user/', resolve: (name) => (name === '' ? undefined : userResource), selector, authenticate: authenticateCaller });
   // R: HTTPS first (T-3), before anything else is looked at; the store opens on demand.
   const admin = (pick: (h: Parts['admin']) => Handler): Handler => async (ctx, params) => (requireHttps(ctx), pick((await ready()).admin)(ctx, params));
+  // H-3: readiness asks the store itself (a file store: its files readable and its lock taken).
+  const healthRegistry = createRegistry(
+    createHealthRegistry({
+      ready: async () => {
+        const { store } = await ready();
+        await store.ping();
+      },
+      onNotReady: (error) => log.warn('not ready: the user store does not answer', { error: error instanceof Error ? error.message : String(error) }),
+    }),
+    false,
+  );
+  const health = createRepresentationHandler({ base: '/', resolve: (name) => healthRegistry.get(name), selector, authenticate: authenticateCaller });
+  const healthRoutes = new Set(['/healthz', '/readyz']);
   const router = createRouter<Handler>({
     '/api/:resource': { GET: representation },
+    '/:resource(healthz)': { GET: health },
+    '/:resource(readyz)': { GET: health },
+    '/openapi.json': { GET: createOpenApiHandler() },
     '/user': { GET: admin((h) => h.page), POST: admin((h) => h.create) },
     '/user/:name': {
       GET: (ctx, params) => (requireHttps(ctx), user(ctx, { resource: params['name'] ?? '' })),
@@ -108,6 +132,10 @@ export function createService(options: ServiceOptions = {}): Service {
     selector,
     trust: config.trustProxy,
     log,
+    metrics,
+    quietRoutes: healthRoutes,
+    // R-1 / R-3: the user and the page of users are negotiated like /api/ resources (E-1).
+    negotiatedRoutes: new Set([...healthRoutes, '/user/{name}', '/user']),
     maxTargetLength: config.maxTargetLength,
     plainHeaders: securityHeaders,
     secureHeaders:
@@ -115,6 +143,7 @@ export function createService(options: ServiceOptions = {}): Service {
   });
 
   let listeners: Listeners | undefined;
+  let scrape: MetricsListener | undefined;
   // Library and CLI calls are the embedder's own: when the hashing queue is full they wait for
   // room (HTTP callers get 503 instead), so a bulk import of users simply runs at the gate's pace.
   const withUsers = async <T>(fn: (users: Users) => Promise<T>): Promise<T> => {
@@ -148,7 +177,12 @@ export function createService(options: ServiceOptions = {}): Service {
       }
       try {
         listeners = await startListeners({ ...config, cert, key }, handler);
+        if (metrics !== undefined && config.metricsPort !== undefined) {
+          scrape = await startMetricsListener(config.host, config.metricsPort, metrics.render);
+        }
       } catch (error) {
+        await listeners?.close(0);
+        listeners = undefined;
         // A start that fails (address in use, not ours) leaves no new certificate behind.
         if (dev?.created === true) await Promise.all([rm(dev.certPath, { force: true }), rm(dev.keyPath, { force: true })]);
         throw error;
@@ -156,12 +190,15 @@ export function createService(options: ServiceOptions = {}): Service {
       // Only a server that did start drops them: a second start on a busy port must not wipe
       // the secrets of the Digest server already running there.
       if (!config.digest) await dropDigestSecrets(store);
-      log.info('listening', { url: listeners.url, ...(listeners.httpUrl === undefined ? {} : { httpUrl: listeners.httpUrl }) });
-      return { url: listeners.url, httpUrl: listeners.httpUrl };
+      const { url, httpUrl } = listeners;
+      const metricsUrl = scrape?.url;
+      log.notice('listening', { url, ...(httpUrl === undefined ? {} : { httpUrl }), ...(metricsUrl === undefined ? {} : { metricsUrl }) });
+      return { url, httpUrl, metricsUrl };
     },
     async close(graceMs = 10_000) {
-      await listeners?.close(graceMs);
+      await Promise.all([listeners?.close(graceMs), scrape?.close()]);
       listeners = undefined;
+      scrape = undefined;
       if (parts !== undefined) await (await parts.catch(() => undefined))?.store.close();
     },
     users: {
@@ -186,9 +223,18 @@ export function createService(options: ServiceOptions = {}): Service {
   };
 }
 
-async function open(config: Config, log: Logger, gate: ReturnType<typeof createHashGate>, selector: Selector): Promise<Parts> {
+async function open(
+  config: Config,
+  log: Logger,
+  gate: HashGate,
+  metrics: Metrics | undefined,
+  selector: Selector,
+): Promise<Parts> {
   isCommonPassword(''); // load the bundled list now, not during a request
-  const store = await openStore(config.store, { hooks: { onWarning: (message) => log.warn(message) } });
+  const opened = await openStore(config.store, {
+    hooks: { onWarning: (message, fields) => log.warn(message, fields), onCompactError: (error) => log.error('users store compaction failed; it is retried later', error) },
+  });
+  const store = metrics === undefined ? opened : instrumentStore(opened, metrics);
   let vault: DigestVault | undefined;
   if (config.digest) vault = await openDigestVault(config.digestKeyFile);
   const users = createUsers({
@@ -217,6 +263,7 @@ async function open(config: Config, log: Logger, gate: ReturnType<typeof createH
     throttle: store.throttle,
     nonces: store.nonces,
     digest: vault === undefined ? undefined : { auth: createDigestAuth({ realm: config.realm, secret: await nonceSecret(config.digestKeyFile) }), vault },
+    ...(metrics === undefined ? {} : { onRefused: (kind: 'locked' | 'busy') => metrics.throttled(kind) }),
   });
   const { put, post } = createPasswordHandlers({ users, auth, maxBodyBytes: config.maxBodyBytes });
   const authenticateCaller = createCallerAuthenticator(auth, users);
@@ -271,6 +318,23 @@ async function dropDigestSecrets(store: Store): Promise<void> {
       return { next: rest, result: undefined };
     });
   }
+}
+
+/** H-5: a hash refused because the gate's queue is full counts as a `hash-queue-full` refusal. */
+function countRefusals(gate: HashGate, metrics: Metrics): HashGate {
+  return {
+    run: (task) =>
+      gate.run(task).catch((error: unknown) => {
+        if (error instanceof GateFullError) metrics.throttled('hash-queue-full');
+        throw error;
+      }),
+    get active() {
+      return gate.active;
+    },
+    get queued() {
+      return gate.queued;
+    },
+  };
 }
 
 /** A-4: a hook runs detached; a throw or a hang is logged and never affects the change. */
