@@ -27,7 +27,7 @@ import { createRegistry } from './resources/registry.js';
 import { ensureDevCertificate, type DevCertificate } from './tls/dev-cert.js';
 import { isCommonPassword } from './users/common-passwords.js';
 import { createHashGate, GateFullError, type HashGate } from './users/hash-gate.js';
-import { openStore, type Store } from './users/store.js';
+import { openStore, type Store, type UserRecord } from './users/store.js';
 import { createUsers, type Role, type UserInfo, type Users } from './users/users.js';
 
 export interface Service {
@@ -78,9 +78,11 @@ export function createService(options: ServiceOptions = {}): Service {
   const metrics = config.metricsPort === undefined ? undefined : createMetrics({ hashes: hashGate });
   const gate = metrics === undefined ? hashGate : countRefusals(hashGate, metrics);
   let parts: Promise<Parts> | undefined;
+  // The records behind the callers authenticated (see createCallerAuthenticator): weakly held.
+  const callerRecords = new WeakMap<Caller, UserRecord>();
   // A failed open (locked or corrupt store) is not remembered: the next request tries again.
   const ready = (): Promise<Parts> =>
-    (parts ??= open(config, log, gate, metrics, selector).catch((error: unknown) => {
+    (parts ??= open(config, log, gate, metrics, selector, callerRecords).catch((error: unknown) => {
       parts = undefined;
       throw error;
     }));
@@ -90,7 +92,7 @@ export function createService(options: ServiceOptions = {}): Service {
   const authenticateCaller = async (ctx: RequestContext): Promise<Caller> => (requireHttps(ctx), (await ready()).authenticateCaller(ctx));
   const representation = createRepresentationHandler({ base: '/api/', resolve: (name) => registry.get(name), selector, authenticate: authenticateCaller });
   // the user is a resource on the same representation path, under /user/.
-  const userResource = createUserResource({ get: async (name) => (await ready()).users.get(name) });
+  const userResource = createUserResource({ get: async (name) => (await ready()).users.get(name) }, (caller) => callerRecords.get(caller));
   const user = createRepresentationHandler({ base: '/user/', resolve: (name) => (name === '' ? undefined : userResource), selector, authenticate: authenticateCaller });
   // R: HTTPS first (T-3), before anything else is looked at; the store opens on demand.
   const admin = (pick: (h: Parts['admin']) => Handler): Handler => async (ctx, params) => (requireHttps(ctx), pick((await ready()).admin)(ctx, params));
@@ -229,6 +231,7 @@ async function open(
   gate: HashGate,
   metrics: Metrics | undefined,
   selector: Selector,
+  callerRecords: WeakMap<Caller, UserRecord>,
 ): Promise<Parts> {
   isCommonPassword(''); // load the bundled list now, not during a request
   const opened = await openStore(config.store, {
@@ -266,7 +269,7 @@ async function open(
     ...(metrics === undefined ? {} : { onRefused: (kind: 'locked' | 'busy') => metrics.throttled(kind) }),
   });
   const { put, post } = createPasswordHandlers({ users, auth, maxBodyBytes: config.maxBodyBytes });
-  const authenticateCaller = createCallerAuthenticator(auth, users);
+  const authenticateCaller = createCallerAuthenticator(auth, users, callerRecords);
   const admin = createUserHandlers({
     users,
     authenticate: authenticateCaller,

@@ -7,6 +7,7 @@ import type { Authenticator } from '../auth/authenticate.js';
 import type { RequestContext } from '../http/context.js';
 import { HttpError, problem } from '../http/problem.js';
 import type { Caller } from '../resources/resource.js';
+import type { UserRecord } from '../users/store.js';
 import type { Users } from '../users/users.js';
 
 /** T-3 / R: credentials never travel in clear; refused before they are looked at. */
@@ -16,14 +17,22 @@ export function requireHttps(ctx: RequestContext): void {
   }
 }
 
-export function createCallerAuthenticator(auth: Authenticator, users: Users): (ctx: RequestContext) => Promise<Caller> {
+/**
+ * `records` remembers, for each Caller handed out, the record it was read from, so the user
+ * resource reading the caller themself needs no second read; it stays internal (a loader of the
+ * embedder's gets the Caller, never the record and its hash).
+ */
+export function createCallerAuthenticator(auth: Authenticator, users: Pick<Users, 'get'>, records: WeakMap<Caller, UserRecord>): (ctx: RequestContext) => Promise<Caller> {
   return async function authenticateCaller(ctx) {
     requireHttps(ctx);
     // No `bearer` option: a reset token is refused here with the plain challenges.
-    const { caller } = await auth.authenticate(ctx);
-    // The role is read after the authentication, fresh (S-2): a demotion counts from the next request.
-    const record = await users.get(caller);
+    const proved = await auth.authenticate(ctx);
+    // The record verification just read fresh (S-2), so the role is current: a demotion counts
+    // from the next request.
+    const record = proved.record ?? (await users.get(proved.caller));
     if (record === undefined) throw auth.unauthorized();
-    return { name: record.name, role: record.role };
+    const caller: Caller = { name: record.name, role: record.role };
+    records.set(caller, record);
+    return caller;
   };
 }

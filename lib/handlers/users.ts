@@ -54,7 +54,7 @@ const MAX_LIMIT = 1000;
 const NO_STORE_204: Reply = { status: 204, headers: { 'cache-control': 'no-store' } };
 
 /** R-1: the user at /user/{name}[.json|.xml], for the representation path. */
-export function createUserResource(users: Pick<UserDirectory, 'get'>): Resource {
+export function createUserResource(users: Pick<UserDirectory, 'get'>, recordOf: (caller: Caller) => UserLike | undefined = () => undefined): Resource {
   return {
     ...USER_SHAPE,
     async load(_query, context) {
@@ -62,7 +62,9 @@ export function createUserResource(users: Pick<UserDirectory, 'get'>): Resource 
       const name = userName(context.name);
       // R-2 (P-3's rule): yourself, or anyone as an admin; otherwise 403 whether the user exists or not.
       if (caller.name !== name && caller.role !== 'admin') throw forbidden('You may read only your own user.');
-      const record = name === undefined ? undefined : await users.get(name);
+      // Reading yourself: the record authentication just read is as fresh as another read.
+      const own = caller.name === name ? recordOf(caller) : undefined;
+      const record = own ?? (name === undefined ? undefined : await users.get(name));
       if (record === undefined) throw notFound();
       return userView(record);
     },
