@@ -1,4 +1,5 @@
 import type { RequestContext } from '../http/context.js';
+import { requirePreconditions } from '../http/preconditions.js';
 import { HttpError, problem } from '../http/problem.js';
 import { decodeComponent, parsePairs } from '../http/query.js';
 import type { Reply } from '../http/reply.js';
@@ -134,9 +135,9 @@ export function createRepresentationHandler(options: RepresentationOptions) {
     const loaded = resource.load(search, context);
     // Loaders usually return a plain value: answer synchronously then, without a promise round.
     if (isThenable(loaded)) {
-      return Promise.resolve(loaded).then((value) => represent(target, selection, resource, value, context.asked, etagOf));
+      return Promise.resolve(loaded).then((value) => represent(ctx, target, selection, resource, value, context.asked, etagOf));
     }
-    return represent(target, selection, resource, loaded, context.asked, etagOf);
+    return represent(ctx, target, selection, resource, loaded, context.asked, etagOf);
   };
 }
 
@@ -170,11 +171,19 @@ class LoaderContext implements ResourceContext {
 
 type Chosen = Extract<Selection, { kind: 'chosen' }>;
 
+type EtagOf = (mediaType: string, body: string) => string;
+
 /** Serializes a loaded value into the chosen representation, with its N-7 and N-13 headers. */
-function represent(target: Target, selection: Chosen, resource: Resource, loaded: unknown, personal: boolean, etagOf: (mediaType: string, body: string) => string): Reply {
+function represent(ctx: RequestContext, target: Target, selection: Chosen, resource: Resource, loaded: unknown, personal: boolean, etagOf: EtagOf): Reply {
   const body = serialize(selection.format, resource, loaded);
   const headers = headersFor(target, selection, personal);
   const etag = etagOf(selection.type, body);
+  // E-4: If-Match holds when it names the strong ETag of any representation of the current state,
+  // so the others' tags are computed, only when it is asked. If-Unmodified-Since is ignored: these
+  // representations have no modification date (RFC 9110 §13.1.4). If-None-Match → 304 is writeReply's.
+  if (ctx.headers['if-match'] !== undefined) {
+    requirePreconditions(ctx.method, ctx.headers, { exists: true, etags: allEtags(selection, resource, loaded, body, etagOf), selected: etag });
+  }
   return selection.byAccept ? { status: 200, headers, body, etag, vary: VARY_ACCEPT } : { status: 200, headers, body, etag };
 }
 
@@ -204,6 +213,16 @@ export const VARY_ACCEPT: readonly string[] = ['Accept'];
 
 /** R-1: an answer that depends on the caller is for that caller's cache only, and revalidated. */
 export const PRIVATE = 'private, no-cache';
+
+/** The ETag of every offered type's representation of `value`, given the chosen one's body. */
+function allEtags(selection: Chosen, resource: Resource, value: unknown, body: string, etagOf: EtagOf): string[] {
+  const bodies: Record<Format, string | undefined> = { json: undefined, xml: undefined };
+  bodies[selection.format] = body;
+  return OFFERED.map((type) => {
+    const format: Format = type === 'application/json' ? 'json' : 'xml';
+    return etagOf(type, (bodies[format] ??= serialize(format, resource, value)));
+  });
+}
 
 /** Content-Type and the N-13 headers of a target's representation; one frozen object per selection. */
 function headersFor(target: Target, selection: Chosen, personal: boolean): Readonly<Record<string, string>> {

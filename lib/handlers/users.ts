@@ -6,6 +6,7 @@ import { overloadSafe } from '../auth/authenticate.js';
 import { ServiceError } from '../errors.js';
 import { parseContentType } from '../http/body.js';
 import type { RequestContext } from '../http/context.js';
+import { evaluatePreconditions } from '../http/preconditions.js';
 import { HttpError, problem } from '../http/problem.js';
 import { parsePairs } from '../http/query.js';
 import type { Reply } from '../http/reply.js';
@@ -196,27 +197,16 @@ function reply(status: number, headers: Record<string, string>, body: string, et
 }
 
 /**
- * E-4 on a user, as a condition checked in the same atomic update as the change: If-Match holds
- * when it names the strong ETag of any representation of the current state (the tags GET sends),
- * `*` for any existing user; without If-Match, If-Unmodified-Since compares with the latest change
- * the representation shows. Undefined when the request has neither (nothing to check).
+ * E-4 on a user (RFC 9110 §13.2.2's order, lib/http/preconditions.ts), as a condition checked in
+ * the same atomic update as the change: If-Match holds when it names the strong ETag of any
+ * representation of the current state (the tags GET sends), `*` for any existing user. A user has
+ * no modification date that covers every change (a new role moves no timestamp), so the date
+ * conditions are ignored, as §13.1.4 says for a resource without one. Undefined: nothing to check.
  */
 function conditionsOf(ctx: RequestContext): Expectation | undefined {
-  const ifMatch = ctx.headers['if-match'];
-  const ifUnmodified = ctx.headers['if-unmodified-since'];
-  if (ifMatch !== undefined) {
-    const listed = ifMatch.split(',').map((s) => s.trim()).filter((s) => s !== '');
-    if (listed.includes('*')) return () => true;
-    return (current) => {
-      const etags = representationEtags(USER_SHAPE, userView(current));
-      return listed.some((tag) => !tag.startsWith('W/') && etags.includes(tag));
-    };
-  }
-  if (ifUnmodified === undefined) return undefined;
-  const date = Date.parse(ifUnmodified);
-  // RFC 9110 §13.1.4: a value that is not a valid HTTP-date is ignored.
-  if (Number.isNaN(date)) return undefined;
-  return (current) => Math.floor(Math.max(+current.createdAt, +current.passwordChangedAt) / 1000) * 1000 <= date;
+  const h = ctx.headers;
+  if (h['if-match'] === undefined && h['if-none-match'] === undefined) return undefined;
+  return (current) => evaluatePreconditions(ctx.method, h, { exists: true, etags: representationEtags(USER_SHAPE, userView(current)) }) === 'ok';
 }
 
 function preconditionFailed(): HttpError {
