@@ -1,6 +1,7 @@
 import { dirname, join, resolve } from 'node:path';
 import { ServiceError } from './errors.js';
 import { parseTrustProxy, type TrustProxy } from './http/trust-proxy.js';
+import type { ResourceLoader } from './resources/resource.js';
 import { LOG_LEVELS, type LogLevel } from './log.js';
 
 /** The password-change events an embedder can subscribe to (CONTRACT A-4). */
@@ -13,8 +14,16 @@ export interface PasswordChangedEvent {
   readonly at: Date;
 }
 
-/** A resource's loader: a function of the query that returns a JSON-compatible value (A-2). */
-export type ResourceLoader = (query: URLSearchParams) => unknown;
+/** R-7: a user was created, deleted or given another role over HTTPS. */
+export interface UserChangedEvent {
+  readonly name: string;
+  readonly change: 'created' | 'deleted' | 'role';
+  /** The admin who made the change. */
+  readonly by: string;
+  readonly at: Date;
+}
+
+export type { ResourceLoader } from './resources/resource.js';
 
 /** Public options of createService(); every field is optional. */
 export interface ServiceOptions {
@@ -64,7 +73,10 @@ export interface ServiceOptions {
   maxHeaderBytes?: number;
   maxTargetLength?: number;
   maxBodyBytes?: number;
-  /** Resources served at /api/<name> besides the built-in `something` (A-2). */
+  /**
+   * Resources served at /api/<name> besides the built-in `something` (A-2): `(query, context) => value`.
+   * A loader that needs the caller calls `await context.authenticate()` (R-1's machinery).
+   */
   resources?: Readonly<Record<string, ResourceLoader>>;
   /** Where log lines go (one JSON object per line), or false for none. @default process.stdout */
   log?: false | ((line: string) => void);
@@ -75,6 +87,8 @@ export interface ServiceOptions {
   /** A-4 hooks. A hook that throws or hangs is logged and never blocks the change. */
   onResetToken?: (event: ResetTokenEvent) => unknown;
   onPasswordChanged?: (event: PasswordChangedEvent) => unknown;
+  /** R-7: after a user is created, deleted or changes role over HTTPS. */
+  onUserChanged?: (event: UserChangedEvent) => unknown;
 }
 
 export interface Config {
@@ -111,6 +125,7 @@ export interface Config {
   readonly metricsPort: number | undefined;
   readonly onResetToken: ((event: ResetTokenEvent) => unknown) | undefined;
   readonly onPasswordChanged: ((event: PasswordChangedEvent) => unknown) | undefined;
+  readonly onUserChanged: ((event: UserChangedEvent) => unknown) | undefined;
 }
 
 const KNOWN: { readonly [K in keyof ServiceOptions]-?: true } = {
@@ -118,7 +133,7 @@ const KNOWN: { readonly [K in keyof ServiceOptions]-?: true } = {
   digestKeyFile: true, trustProxy: true, minPasswordLength: true, realm: true, hstsMaxAge: true, scrypt: true,
   resetTokenTtlMs: true, hashConcurrency: true, hashQueueLimit: true, headersTimeoutMs: true, requestTimeoutMs: true,
   keepAliveTimeoutMs: true, maxHeaderBytes: true, maxTargetLength: true, maxBodyBytes: true, resources: true, log: true,
-  logLevel: true, metricsPort: true, onResetToken: true, onPasswordChanged: true,
+  logLevel: true, metricsPort: true, onResetToken: true, onPasswordChanged: true, onUserChanged: true,
 };
 
 /** Resource names: a lowercase letter, then letters, digits, '-' and '_' (no '.', which starts an extension; also the XML root name). */
@@ -195,6 +210,7 @@ export function resolveConfig(options: ServiceOptions = {}): Config {
     metricsPort: o.metricsPort === undefined ? undefined : integer(o.metricsPort, 'metricsPort', 0, 65_535),
     onResetToken: hook(o.onResetToken, 'onResetToken'),
     onPasswordChanged: hook(o.onPasswordChanged, 'onPasswordChanged'),
+    onUserChanged: hook(o.onUserChanged, 'onUserChanged'),
   });
 }
 

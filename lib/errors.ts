@@ -14,6 +14,7 @@ export type ErrorCode =
   | 'ERR_USER_EXISTS'
   | 'ERR_USER_NOT_FOUND'
   | 'ERR_INVALID_NAME'
+  | 'ERR_LAST_ADMIN'
   | 'ERR_PASSWORD_POLICY';
 
 /** A failure of setup, configuration or storage, identified by a stable `code`. */

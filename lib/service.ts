@@ -6,7 +6,12 @@ import { openDigestVault, type DigestVault } from './auth/digest-vault.js';
 import { resolveConfig, type Config, type ServiceOptions } from './config.js';
 import { ServiceError } from './errors.js';
 import { createPasswordHandlers, requireTransport } from './handlers/password.js';
+import { createCallerAuthenticator, requireHttps } from './handlers/caller.js';
+import { createResetTokenRequestHandler } from './handlers/reset-token-request.js';
+import { createUserHandlers, createUserResource } from './handlers/users.js';
 import { createRepresentationHandler } from './handlers/representation.js';
+import type { RequestContext } from './http/context.js';
+import type { Caller } from './resources/resource.js';
 import { createDispatcher, type Handler } from './http/dispatch.js';
 import type { RequestHandler } from './http/messages.js';
 import { createRouter } from './http/router.js';
@@ -17,13 +22,13 @@ import { instrumentStore } from './ops/instrument-store.js';
 import { createMetrics, type Metrics } from './ops/metrics.js';
 import { startMetricsListener, type MetricsListener } from './ops/metrics-server.js';
 import { createOpenApiHandler } from './ops/openapi-handler.js';
-import { createSelector } from './representation/select.js';
+import { createSelector, type Selector } from './representation/select.js';
 import { createRegistry } from './resources/registry.js';
 import { checkCertificatePair, readCertificatePair, watchCertificatePair, type CertificatePair, type PairWatcher } from './tls/certificate-pair.js';
 import { ensureDevCertificate, type DevCertificate } from './tls/dev-cert.js';
 import { isCommonPassword } from './users/common-passwords.js';
 import { createHashGate, GateFullError, type HashGate } from './users/hash-gate.js';
-import { openStore, type Store } from './users/store.js';
+import { openStore, type Store, type UserRecord } from './users/store.js';
 import { createUsers, type Role, type UserInfo, type Users } from './users/users.js';
 
 export interface Service {
@@ -55,6 +60,8 @@ export interface UserOperations {
   setPassword(name: string, password: string): Promise<void>;
   /** False when there is no such user. (The embedder may remove the last admin; HTTP may not: R-5.) */
   remove(name: string): Promise<boolean>;
+  /** R-7: gives a user another role; ERR_USER_NOT_FOUND, or ERR_LAST_ADMIN to demote the only admin. */
+  setRole(name: string, role: Role): Promise<void>;
   list(): Promise<UserInfo[]>;
   issueResetToken(name: string): Promise<{ readonly token: string; readonly expiresAt: Date }>;
 }
@@ -64,7 +71,13 @@ interface Parts {
   readonly users: Users;
   readonly put: Handler;
   readonly post: Handler;
+  readonly authenticateCaller: (ctx: RequestContext) => Promise<Caller>;
+  readonly admin: ReturnType<typeof createUserHandlers>;
+  readonly requestResetToken: Handler;
 }
+
+/** P-12: tokens issued per account per hour at most; further requests still get 202. */
+const RESET_TOKENS_PER_HOUR = 3;
 
 /** Builds the service from options (validated once, frozen). Nothing is opened until first use. */
 export function createService(options: ServiceOptions = {}): Service {
@@ -76,16 +89,26 @@ export function createService(options: ServiceOptions = {}): Service {
   const metrics = config.metricsPort === undefined ? undefined : createMetrics({ hashes: hashGate });
   const gate = metrics === undefined ? hashGate : countRefusals(hashGate, metrics);
   let parts: Promise<Parts> | undefined;
+  // The records behind the callers authenticated (see createCallerAuthenticator): weakly held.
+  const callerRecords = new WeakMap<Caller, UserRecord>();
   // A failed open (locked or corrupt store) is not remembered: the next request tries again.
   const ready = (): Promise<Parts> =>
-    (parts ??= open(config, log, gate, metrics).catch((error: unknown) => {
+    (parts ??= open(config, log, gate, metrics, selector, callerRecords).catch((error: unknown) => {
       parts = undefined;
       throw error;
     }));
 
-  const representation = createRepresentationHandler(createRegistry(config.resources), selector);
+  const registry = createRegistry(config.resources);
+  // A loader that asks who the caller is (ResourceContext.authenticate) opens the store on demand.
+  const authenticateCaller = async (ctx: RequestContext): Promise<Caller> => (requireHttps(ctx), (await ready()).authenticateCaller(ctx));
+  const representation = createRepresentationHandler({ base: '/api/', resolve: (name) => registry.get(name), selector, authenticate: authenticateCaller });
+  // R-1: the user is a resource on the same representation path, under /user/.
+  const userResource = createUserResource({ get: async (name) => (await ready()).users.get(name) }, (caller) => callerRecords.get(caller));
+  const user = createRepresentationHandler({ base: '/user/', resolve: (name) => (name === '' ? undefined : userResource), selector, authenticate: authenticateCaller });
+  // R: HTTPS first (T-3), before anything else is looked at; the store opens on demand.
+  const admin = (pick: (h: Parts['admin']) => Handler): Handler => async (ctx, params) => (requireHttps(ctx), pick((await ready()).admin)(ctx, params));
   // H-3: readiness asks the store itself (a file store: its files readable and its lock taken).
-  const health = createRepresentationHandler(
+  const healthRegistry = createRegistry(
     createHealthRegistry({
       ready: async () => {
         const { store } = await ready();
@@ -93,15 +116,25 @@ export function createService(options: ServiceOptions = {}): Service {
       },
       onNotReady: (error) => log.warn('not ready: the user store does not answer', { error: error instanceof Error ? error.message : String(error) }),
     }),
-    selector,
-    '/',
+    false,
   );
+  const health = createRepresentationHandler({ base: '/', resolve: (name) => healthRegistry.get(name), selector, authenticate: authenticateCaller });
   const healthRoutes = new Set(['/healthz', '/readyz']);
   const router = createRouter<Handler>({
     '/api/:resource': { GET: representation },
     '/:resource(healthz)': { GET: health },
     '/:resource(readyz)': { GET: health },
     '/openapi.json': { GET: createOpenApiHandler() },
+    '/user': { GET: admin((h) => h.page), POST: admin((h) => h.create) },
+    '/user/:name': {
+      GET: (ctx, params) => (requireHttps(ctx), user(ctx, { resource: params['name'] ?? '' })),
+      PATCH: admin((h) => h.patch),
+      DELETE: admin((h) => h.remove),
+    },
+    // P-12: only with a delivery channel (onResetToken, or the CLI's --on-reset-token).
+    ...(config.onResetToken === undefined
+      ? {}
+      : { '/user/:name/resettoken': { POST: async (ctx, params) => (requireTransport(ctx), (await ready()).requestResetToken(ctx, params)) } }),
     // T-3 / P-1 first: a plain-HTTP password request is refused before the store is even opened.
     '/user/:name/password': { PUT: async (ctx, params) => (requireTransport(ctx), (await ready()).put(ctx, params)) },
     '/user/:name/resetpassword': { POST: async (ctx, params) => (requireTransport(ctx), (await ready()).post(ctx, params)) },
@@ -114,7 +147,8 @@ export function createService(options: ServiceOptions = {}): Service {
     log,
     metrics,
     quietRoutes: healthRoutes,
-    negotiatedRoutes: healthRoutes,
+    // R-1 / R-3: the user and the page of users are negotiated like /api/ resources (E-1).
+    negotiatedRoutes: new Set([...healthRoutes, '/user/{name}', '/user']),
     maxTargetLength: config.maxTargetLength,
     plainHeaders: securityHeaders,
     secureHeaders:
@@ -217,6 +251,13 @@ export function createService(options: ServiceOptions = {}): Service {
           if (outcome !== 'ok') throw new ServiceError('ERR_USER_NOT_FOUND', `no user "${name}"`);
         }),
       remove: (name) => withUsers(async (u) => (await u.remove(name, { allowLastAdmin: true })) === 'ok'),
+      setRole: (name, role) =>
+        withUsers(async (u) => {
+          if (role !== 'user' && role !== 'admin') throw new ServiceError('ERR_INVALID_OPTION', 'role must be "user" or "admin"');
+          const outcome = await u.setRole(name, role);
+          if (outcome === 'not-found') throw new ServiceError('ERR_USER_NOT_FOUND', `no user "${name}"`);
+          if (outcome === 'last-admin') throw new ServiceError('ERR_LAST_ADMIN', `"${name}" is the only admin; make another user admin first`);
+        }),
       list: () => withUsers((u) => u.list()),
       issueResetToken: (name) => withUsers((u) => u.issueResetToken(name)),
     },
@@ -228,6 +269,8 @@ async function open(
   log: Logger,
   gate: HashGate,
   metrics: Metrics | undefined,
+  selector: Selector,
+  callerRecords: WeakMap<Caller, UserRecord>,
 ): Promise<Parts> {
   isCommonPassword(''); // load the bundled list now, not during a request
   const opened = await openStore(config.store, {
@@ -265,7 +308,34 @@ async function open(
     ...(metrics === undefined ? {} : { onRefused: (kind: 'locked' | 'busy') => metrics.throttled(kind) }),
   });
   const { put, post } = createPasswordHandlers({ users, auth, maxBodyBytes: config.maxBodyBytes });
-  return { store, users, put, post };
+  const authenticateCaller = createCallerAuthenticator(auth, users, callerRecords);
+  const admin = createUserHandlers({
+    users,
+    authenticate: authenticateCaller,
+    selector,
+    maxBodyBytes: config.maxBodyBytes,
+    changed: (change) => {
+      // R-7: the audit line: who, what, which user, from where (never a password: none is in `change`).
+      log.info('user changed', { change: change.change, name: change.name, by: change.by, address: change.address, ...(change.role === undefined ? {} : { role: change.role }) });
+      fireHook(log, 'onUserChanged', config.onUserChanged, { name: change.name, change: change.change, by: change.by, at: new Date() });
+    },
+  });
+  const requestResetToken = createResetTokenRequestHandler({
+    maxBodyBytes: config.maxBodyBytes,
+    // P-12 / P-8: every request is one event against the address's budget (no account: the
+    // name is not the caller's, and counting it would let anyone lock a victim out).
+    admit: async (ctx) => void (await (await auth.gate(undefined, ctx.address)).fail()),
+    issue: async (name) => {
+      try {
+        if ((await users.get(name)) === undefined) return;
+        if (!(await store.issuance.take(name, RESET_TOKENS_PER_HOUR, 3_600_000))) return;
+        await users.issueResetToken(name); // delivered through onResetToken (`issued` above)
+      } catch (error) {
+        log.error('reset token request failed', error);
+      }
+    },
+  });
+  return { store, users, put, post, authenticateCaller, admin, requestResetToken };
 }
 
 /**
@@ -324,3 +394,4 @@ function fireHook<E>(log: Logger, name: string, hook: ((event: E) => unknown) | 
       },
     );
 }
+

@@ -20,6 +20,8 @@ export interface Authenticated {
   readonly password?: string;
   /** Bearer only: the reset token, consumed atomically with the change. */
   readonly token?: string;
+  /** Basic and Digest: the caller's record as just read to verify them, so later steps need not read it again. */
+  readonly record?: UserRecord;
 }
 
 export interface AuthenticatorOptions {
@@ -118,7 +120,7 @@ export function createAuthenticator(o: AuthenticatorOptions) {
         throw unauthorized();
       }
       await attempt.succeed();
-      return { caller: record.name, via: 'basic', password: creds.password };
+      return { caller: record.name, via: 'basic', password: creds.password, record };
     } finally {
       await attempt.release();
     }
@@ -161,7 +163,7 @@ export function createAuthenticator(o: AuthenticatorOptions) {
           throw unauthorized();
         }
         await attempt.succeed();
-        return { caller: verdict.username, via: 'digest' };
+        return record === undefined ? { caller: verdict.username, via: 'digest' } : { caller: verdict.username, via: 'digest', record };
       case 'stale':
         throw unauthorized({ stale: true });
       case 'bad-request':

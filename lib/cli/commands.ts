@@ -2,7 +2,8 @@
 // flags (from flags.ts), usage line, whether it may create the store, and its handler.
 import { ServiceError } from '../errors.js';
 import type { Service } from '../service.js';
-import { checkUserName } from '../users/names.js';
+import { checkNewUserName } from '../users/names.js';
+import { UsageError } from './args.js';
 import type { Command, CommandContext } from './command.js';
 import { PASSWORDS } from './help.js';
 import { readPassword } from './prompt.js';
@@ -18,7 +19,7 @@ export const COMMANDS: readonly Command[] = [
     args: [],
     synopsis: '',
     summary: 'start the HTTPS server (the default command)',
-    flags: ['host', 'port', 'store', 'cert', 'key', 'cert-dir', 'http-port', 'digest', 'trust-proxy', 'min-length', 'scrypt-ln', 'no-hsts', 'no-http2', 'metrics-port', 'log-level'],
+    flags: ['host', 'port', 'store', 'cert', 'key', 'cert-dir', 'http-port', 'digest', 'trust-proxy', 'min-length', 'scrypt-ln', 'no-hsts', 'no-http2', 'metrics-port', 'log-level', 'on-reset-token'],
     store: 'creates',
     run: serve,
   },
@@ -32,7 +33,7 @@ export const COMMANDS: readonly Command[] = [
     store: 'creates',
     run: async (ctx) => {
       // Before the store is created and before a terminal asks for a password (U-1, U-2).
-      const check = checkUserName(ctx.args[0] ?? '');
+      const check = checkNewUserName(ctx.args[0] ?? '');
       if (!check.ok) throw new ServiceError('ERR_INVALID_NAME', `invalid user name ${JSON.stringify(ctx.args[0])} (${check.violation})`);
       await withService(ctx, async (s, name) => {
         const role = ctx.flags.get('admin')?.value === true ? 'admin' : 'user';
@@ -79,6 +80,23 @@ export const COMMANDS: readonly Command[] = [
       withService(ctx, async (s) => {
         for (const u of await s.users.list()) ctx.io.stdout.write(`${u.name}\t${u.role}\t${u.passwordChangedAt.toISOString()}\n`);
       }),
+  },
+  {
+    words: ['user', 'role'],
+    args: ['NAME', 'ROLE'],
+    synopsis: 'NAME admin|user',
+    summary: 'give a user another role (the last admin stays one)',
+    flags: ['store'],
+    store: 'existing',
+    run: async (ctx) => {
+      const role = ctx.args[1];
+      // Checked before the store is opened.
+      if (role !== 'admin' && role !== 'user') throw new UsageError(`ROLE must be admin or user, got "${role ?? ''}"`, { help: ['user', 'role'], scope: ['user', 'role'] });
+      await withService(ctx, async (s, name) => {
+        await s.users.setRole(name, role);
+        ctx.io.stderr.write(`"${name}" is now ${role === 'admin' ? 'an admin' : 'a user'}\n`);
+      });
+    },
   },
   {
     words: ['reset-token'],

@@ -3,6 +3,7 @@
 // the commands it belongs to (commands.ts).
 import { isIP } from 'node:net';
 import type { ServiceOptions } from '../config.js';
+import { createCommandDelivery } from '../users/deliver-command.js';
 
 interface FlagBase {
   /** The environment variable that stands in when the flag is absent (C-2). */
@@ -55,6 +56,13 @@ export const FLAGS = {
   'scrypt-ln': { type: 'string', value: 'N', env: 'HTTPSKIT_SCRYPT_LN', help: 'scrypt cost as log2(N) (default 17)', toOptions: (t) => ({ scrypt: { ln: wholeNumber(t), r: 8, p: 1 } }) },
   'no-hsts': { type: 'boolean', env: 'HTTPSKIT_NO_HSTS', help: 'do not send Strict-Transport-Security', toOptions: (on) => (on ? { hstsMaxAge: false } : {}) },
   'no-http2': { type: 'boolean', env: 'HTTPSKIT_NO_HTTP2', help: 'HTTP/1.1 only on the HTTPS port, no HTTP/2 (H-1)', toOptions: (on) => (on ? { http2: false } : {}) },
+  'on-reset-token': {
+    type: 'string',
+    value: 'COMMAND',
+    env: 'HTTPSKIT_ON_RESET_TOKEN',
+    help: 'turns on POST /user/NAME/resettoken (P-12): COMMAND (split at spaces, run without a shell) gets each token as one JSON line on stdin',
+    toOptions: (t) => ({ onResetToken: commandDelivery(t) }),
+  },
   'metrics-port': {
     type: 'string',
     value: 'N',
@@ -82,6 +90,14 @@ export const GLOBAL_FLAGS: readonly FlagName[] = ['help', 'version'];
 /** What the environment variable of a boolean flag may hold, exactly (an empty variable is unset). */
 export const TRUE_WORDS: readonly string[] = ['1', 'true'];
 export const FALSE_WORDS: readonly string[] = ['0', 'false'];
+
+function commandDelivery(text: string): NonNullable<ServiceOptions['onResetToken']> {
+  try {
+    return createCommandDelivery(text);
+  } catch (error) {
+    throw new BadFlagValue((error as Error).message);
+  }
+}
 
 function wholeNumber(text: string): number {
   if (!/^[0-9]+$/.test(text)) throw new BadFlagValue(`must be a whole number, got "${text}"`);

@@ -4,10 +4,10 @@ import { HttpError, problem } from '../http/problem.js';
 import { decodeComponent, parsePairs } from '../http/query.js';
 import type { Reply } from '../http/reply.js';
 import { createMemo } from '../memo.js';
-import { createEtagMemo } from '../representation/etag.js';
+import { createEtagMemo, strongEtag } from '../representation/etag.js';
 import { OFFERED, parseFormat, type Format, type MediaType, type Selection, type Selector } from '../representation/select.js';
 import { toXml } from '../representation/xml.js';
-import type { Registry } from '../resources/registry.js';
+import type { Caller, Resource, ResourceContext } from '../resources/resource.js';
 
 const CONTENT_TYPES: { readonly [T in MediaType]: string } = {
   'application/json': 'application/json; charset=utf-8',
@@ -24,6 +24,7 @@ const MAX_LINK_LENGTH = 2048;
  * or `return_type`, the query for the loader, and the N-13 headers for each representation.
  */
 interface Target {
+  /** The path's name, percent-decoded, without the extension. */
   readonly name: string;
   readonly extension: Format | undefined;
   readonly returnType: Format | undefined;
@@ -36,6 +37,8 @@ interface Target {
   readonly both: string | undefined;
   /** The response headers for each selection (they are constants), made when first needed. */
   readonly headerSets: Map<Selection, Readonly<Record<string, string>>>;
+  /** The same for a response that depended on the caller (R-1: `Cache-Control: private, no-cache`). */
+  readonly privateHeaderSets: Map<Selection, Readonly<Record<string, string>>>;
 }
 
 interface Links {
@@ -49,21 +52,19 @@ interface Links {
 const TARGET_MEMO = { size: 1024, maxKeyLength: 256 } as const;
 
 /**
- * Reads `segment` (`<name>[.<ext>]`) or `segment?rawQuery` (N-8; '?' never occurs in a path segment).
- * Throws HttpError 404 for an unknown extension, 400 for malformed percent-encoding, an unknown or
- * repeated `return_type`.
+ * Reads `segment` (`<name>[.json|.xml]`) or `segment?rawQuery` (N-8; '?' never occurs in a path
+ * segment) of a resource under `base`. Only a literal `.json`/`.xml` ending is an extension: the
+ * extension is split off before percent-decoding, so `a%2Ejson` names `a.json` (U-2), and any other
+ * ending (`.yaml`) is part of the name. Throws HttpError 400 for malformed percent-encoding, an
+ * unknown or repeated `return_type`.
  */
 function parseTarget(key: string, base: string): Target {
   const q = key.indexOf('?');
-  const decoded = decodeComponent(q < 0 ? key : key.slice(0, q), false);
-  if (decoded === undefined) throw new HttpError(problem(400, 'bad-request', { detail: 'The path has malformed percent-encoding.' }));
-  const dot = decoded.lastIndexOf('.');
-  const name = dot < 0 ? decoded : decoded.slice(0, dot);
-  let extension: Format | undefined;
-  if (dot >= 0) {
-    extension = parseFormat(decoded.slice(dot + 1));
-    if (extension === undefined) throw new HttpError(problem(404, 'not-found', { detail: 'Available extensions: .json, .xml.' }));
-  }
+  const raw = q < 0 ? key : key.slice(0, q);
+  const dot = raw.lastIndexOf('.');
+  const extension = dot < 0 ? undefined : parseFormat(raw.slice(dot + 1));
+  const name = decodeComponent(extension === undefined ? raw : raw.slice(0, dot), false);
+  if (name === undefined) throw new HttpError(problem(400, 'bad-request', { detail: 'The path has malformed percent-encoding.' }));
   const pairs = parsePairs(q < 0 ? '' : key.slice(q + 1));
   if (pairs === undefined) throw new HttpError(problem(400, 'bad-request', { detail: 'The query has malformed percent-encoding.' }));
   let returnType: Format | undefined;
@@ -78,7 +79,8 @@ function parseTarget(key: string, base: string): Target {
     }
   }
   const query = linkQuery(pairs);
-  const path = (format: Format): string => `${base}${name}.${format}${query}`;
+  const encodedName = encodeURIComponent(name);
+  const path = (format: Format): string => `${base}${encodedName}.${format}${query}`;
   const alternate = (format: Format): string => `<${path(format)}>; rel="alternate"; type="${format === 'json' ? 'application/json' : 'application/xml'}"`;
   // N-13, within reason: a long query would make these headers larger than clients accept.
   const fits = (format: Format): boolean => path(format).length <= MAX_LINK_LENGTH;
@@ -91,77 +93,141 @@ function parseTarget(key: string, base: string): Target {
     xml: fits('xml') ? { link: alternate('json'), location: path('xml') } : undefined,
     both: fits('json') ? `${alternate('json')}, ${alternate('xml')}` : undefined,
     headerSets: new Map(),
+    privateHeaderSets: new Map(),
   };
 }
 
+export interface RepresentationOptions {
+  /** The path the names live under, with its slashes (`/api/`, `/user/`): Link and Content-Location are built on it. */
+  readonly base: string;
+  /** The resource a decoded name stands for, or undefined (404). */
+  readonly resolve: (name: string) => Resource | undefined;
+  readonly selector: Selector;
+  /** Authenticates a request's caller, for loaders that ask (ResourceContext.authenticate). */
+  readonly authenticate: (ctx: RequestContext) => Promise<Caller>;
+}
+
 /**
- * GET/HEAD /api/<name>[.json|.xml] (N-1..N-13); `base` is the path before the name, so other
- * resources (H-3's /healthz) are served by the same path: `resource` is the route's parameter.
+ * GET/HEAD <base><name>[.json|.xml] (N-1..N-13, R-1): one path for every resource, the built-in and
+ * the embedder's at /api/ and the user at /user/ alike; a loader that needs the caller asks its context.
  */
-export function createRepresentationHandler(registry: Registry, selector: Selector, base = '/api/') {
+export function createRepresentationHandler(options: RepresentationOptions) {
+  const { base, resolve, selector, authenticate } = options;
   const etagOf = createEtagMemo();
-  const targetOf = createMemo((key: string) => parseTarget(key, base), TARGET_MEMO);
+  const targetOf = createMemo((key) => parseTarget(key, base), TARGET_MEMO);
   return function representation(ctx: RequestContext, params: Readonly<Record<string, string>>): Reply | Promise<Reply> {
     const segment = params['resource'] ?? '';
     const rawQuery = ctx.rawQuery;
     // '?' never occurs in a path segment, so the key is unambiguous.
     const target = targetOf(rawQuery === undefined ? segment : `${segment}?${rawQuery}`);
-    const load = registry.get(target.name);
-    if (load === undefined) throw new HttpError(problem(404, 'not-found'));
-    const selection = selector.select(target.extension, target.extension === undefined ? target.returnType : undefined, ctx.headers.accept);
-    if (selection.kind === 'not-acceptable') {
-      throw new HttpError(problem(406, 'not-acceptable', { detail: 'This resource is available as JSON or XML.', available: [...OFFERED] }), {
-        vary: 'Accept',
-        ...(target.both === undefined ? {} : { link: target.both }),
-      });
+    const resource = resolve(target.name);
+    if (resource === undefined) {
+      const detail = target.extension === undefined && target.name.includes('.') ? { detail: 'Available extensions: .json, .xml.' } : {};
+      throw new HttpError(problem(404, 'not-found', detail));
     }
+    const selection = selector.select(target.extension, target.extension === undefined ? target.returnType : undefined, ctx.headers.accept);
+    if (selection.kind === 'not-acceptable') throw notAcceptable(target.both);
     // A fresh URLSearchParams per call: a loader may change the one it gets.
     const search = new URLSearchParams();
     const pairs = target.pairs;
     for (let i = 0; i < pairs.length; i += 2) search.append(pairs[i] as string, pairs[i + 1] as string);
-    const loaded = load(search);
+    const context = new LoaderContext(target.name, ctx, authenticate);
+    const loaded = resource.load(search, context);
     // Loaders usually return a plain value: answer synchronously then, without a promise round.
-    if (isThenable(loaded)) return Promise.resolve(loaded).then((value) => represent(ctx, target, selection, value, etagOf));
-    return represent(ctx, target, selection, loaded, etagOf);
+    if (isThenable(loaded)) {
+      return Promise.resolve(loaded).then((value) => represent(ctx, target, selection, resource, value, context.asked, etagOf));
+    }
+    return represent(ctx, target, selection, resource, loaded, context.asked, etagOf);
   };
 }
+
+/** N-4: 406 with the offered types, and (N-13) both representations' links when they fit. */
+export function notAcceptable(link: string | undefined): HttpError {
+  return new HttpError(problem(406, 'not-acceptable', { detail: 'This resource is available as JSON or XML.', available: [...OFFERED] }), {
+    vary: 'Accept',
+    ...(link === undefined ? {} : { link }),
+  });
+}
+
+/** A loader's context: a class, so the common loader that ignores it costs one small allocation. */
+class LoaderContext implements ResourceContext {
+  readonly name: string;
+  /** Whether the loader asked who the caller is: the answer is then private to that caller. */
+  asked = false;
+  readonly #ctx: RequestContext;
+  readonly #authenticate: (ctx: RequestContext) => Promise<Caller>;
+
+  constructor(name: string, ctx: RequestContext, authenticate: (ctx: RequestContext) => Promise<Caller>) {
+    this.name = name;
+    this.#ctx = ctx;
+    this.#authenticate = authenticate;
+  }
+
+  authenticate(): Promise<Caller> {
+    this.asked = true;
+    return this.#authenticate(this.#ctx);
+  }
+}
+
+type Chosen = Extract<Selection, { kind: 'chosen' }>;
 
 type EtagOf = (mediaType: string, body: string) => string;
 
 /** Serializes a loaded value into the chosen representation, with its N-7 and N-13 headers. */
-function represent(ctx: RequestContext, target: Target, selection: Extract<Selection, { kind: 'chosen' }>, loaded: unknown, etagOf: EtagOf): Reply {
-  const value = loaded ?? null;
-  const body = serialize(target, selection.format, value);
-  const headers = headersFor(target, selection);
+function represent(ctx: RequestContext, target: Target, selection: Chosen, resource: Resource, loaded: unknown, personal: boolean, etagOf: EtagOf): Reply {
+  const body = serialize(selection.format, resource, loaded);
+  const headers = headersFor(target, selection, personal);
   const etag = etagOf(selection.type, body);
   // E-4: If-Match holds when it names the strong ETag of any representation of the current state,
   // so the others' tags are computed, only when it is asked. If-Unmodified-Since is ignored: these
   // representations have no modification date (RFC 9110 §13.1.4). If-None-Match → 304 is writeReply's.
   if (ctx.headers['if-match'] !== undefined) {
-    requirePreconditions(ctx.method, ctx.headers, { exists: true, etags: allEtags(target, selection, value, body, etagOf), selected: etag });
+    requirePreconditions(ctx.method, ctx.headers, { exists: true, etags: allEtags(selection, resource, loaded, body, etagOf), selected: etag });
   }
   return selection.byAccept ? { status: 200, headers, body, etag, vary: VARY_ACCEPT } : { status: 200, headers, body, etag };
 }
 
-function serialize(target: Target, format: Format, value: unknown): string {
-  return format === 'json' ? JSON.stringify(value) ?? 'null' : toXml(value, { root: target.name });
+/** The body of `value` as JSON or as XML under the resource's root (N-9..N-11). */
+export function serialize(format: Format, resource: Pick<Resource, 'root' | 'unwrap'>, value: unknown): string {
+  const v = value ?? null;
+  if (format === 'json') return JSON.stringify(v) ?? 'null';
+  return toXml(v, resource.unwrap === undefined ? { root: resource.root } : { root: resource.root, unwrap: resource.unwrap });
 }
 
+/**
+ * The strong ETag of every representation of `value` (E-4: `If-Match` is true when it names any of
+ * them): the same bytes and the same tags as GET sends.
+ */
+export function representationEtags(resource: Pick<Resource, 'root' | 'unwrap'>, value: unknown): string[] {
+  const json = serialize('json', resource, value);
+  const xml = serialize('xml', resource, value);
+  return [strongEtag('application/json', json), strongEtag('application/xml', xml), strongEtag('text/xml', xml)];
+}
+
+/** The Content-Type of a chosen representation (N-6). */
+export function contentTypeOf(selection: Chosen): string {
+  return CONTENT_TYPES[selection.type];
+}
+
+export const VARY_ACCEPT: readonly string[] = ['Accept'];
+
+/** R-1: an answer that depends on the caller is for that caller's cache only, and revalidated. */
+export const PRIVATE = 'private, no-cache';
+
 /** The ETag of every offered type's representation of `value`, given the chosen one's body. */
-function allEtags(target: Target, selection: Extract<Selection, { kind: 'chosen' }>, value: unknown, body: string, etagOf: EtagOf): string[] {
+function allEtags(selection: Chosen, resource: Resource, value: unknown, body: string, etagOf: EtagOf): string[] {
   const bodies: Record<Format, string | undefined> = { json: undefined, xml: undefined };
   bodies[selection.format] = body;
   return OFFERED.map((type) => {
     const format: Format = type === 'application/json' ? 'json' : 'xml';
-    return etagOf(type, (bodies[format] ??= serialize(target, format, value)));
+    return etagOf(type, (bodies[format] ??= serialize(format, resource, value)));
   });
 }
 
-const VARY_ACCEPT: readonly string[] = ['Accept'];
-
 /** Content-Type and the N-13 headers of a target's representation; one frozen object per selection. */
-function headersFor(target: Target, selection: Extract<Selection, { kind: 'chosen' }>): Readonly<Record<string, string>> {
-  let headers = target.headerSets.get(selection);
+function headersFor(target: Target, selection: Chosen, personal: boolean): Readonly<Record<string, string>> {
+  const sets = personal ? target.privateHeaderSets : target.headerSets;
+  let headers = sets.get(selection);
   if (headers === undefined) {
     const links = selection.format === 'json' ? target.json : target.xml;
     const made: Record<string, string> = { 'content-type': CONTENT_TYPES[selection.type] };
@@ -169,8 +235,9 @@ function headersFor(target: Target, selection: Extract<Selection, { kind: 'chose
       made['link'] = links.link;
       if (selection.byAccept) made['content-location'] = links.location;
     }
+    if (personal) made['cache-control'] = PRIVATE;
     headers = Object.freeze(made);
-    target.headerSets.set(selection, headers);
+    sets.set(selection, headers);
   }
   return headers;
 }

@@ -144,9 +144,9 @@ export function createDispatcher(options: DispatchOptions): RequestHandler {
    */
   function problemFormatOf(ctx: RequestContext): ProblemLabel {
     let extension: Format | undefined;
-    // A representation's path, /api/<name>.<ext> or a negotiated route's (/readyz.xml), chose a format.
+    // A representation's path, /api/<name>.<ext>, a negotiated route's (/readyz.xml, /user/<name>.xml), chose a format.
     const negotiated = ctx.path.startsWith('/api/') || (ctx.route !== undefined && negotiatedRoutes.has(ctx.route));
-    const m = negotiated ? /^\/(?:api\/)?[^/?]*\.([A-Za-z]+)\/?$/.exec(ctx.path) : null;
+    const m = negotiated ? /^\/(?:api\/|user\/)?[^/?]*\.([A-Za-z]+)\/?$/.exec(ctx.path) : null;
     if (m !== null) extension = parseFormat(m[1] as string);
     let returnType: Format | undefined;
     if (extension === undefined && ctx.rawQuery !== undefined && negotiated) {

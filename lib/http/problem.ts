@@ -13,7 +13,9 @@ export type ProblemSlug =
   | 'unsupported-media-type'
   | 'payload-too-large'
   | 'uri-too-long'
+  | 'conflict'
   | 'precondition-failed'
+  | 'unprocessable'
   | 'password-policy'
   | 'too-many-requests'
   | 'overloaded'
@@ -40,7 +42,9 @@ const TITLES: { readonly [S in ProblemSlug]: string } = {
   'unsupported-media-type': 'Unsupported Media Type',
   'payload-too-large': 'Content Too Large',
   'uri-too-long': 'URI Too Long',
+  conflict: 'Conflict',
   'precondition-failed': 'Precondition Failed',
+  unprocessable: 'Unprocessable Content',
   'password-policy': 'Password Does Not Meet The Policy',
   'too-many-requests': 'Too Many Requests',
   overloaded: 'Service Overloaded',

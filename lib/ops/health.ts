@@ -2,7 +2,6 @@
 // served by the representation path from a registry of their own.
 import type { ResourceLoader } from '../config.js';
 import { HttpError, problem } from '../http/problem.js';
-import type { Registry } from '../resources/registry.js';
 
 export interface HealthOptions {
   /** Resolves when the store can serve (its `ping()`), rejects otherwise. */
@@ -16,7 +15,8 @@ export interface HealthOptions {
 /** The body of both resources when they answer 200. */
 const OK = Object.freeze({ status: 'ok' });
 
-export function createHealthRegistry(options: HealthOptions): Registry {
+/** The loaders of /healthz and /readyz (service.ts makes them a registry). */
+export function createHealthRegistry(options: HealthOptions): ReadonlyMap<string, ResourceLoader> {
   const timeoutMs = options.timeoutMs ?? 4_000;
   // The process answers, so it is alive; nothing else is asked (a liveness probe that checked the
   // store would restart a healthy process whenever the store is away).
@@ -32,7 +32,7 @@ export function createHealthRegistry(options: HealthOptions): Registry {
     }
     return OK;
   };
-  return new Map([
+  return new Map<string, ResourceLoader>([
     ['healthz', healthz],
     ['readyz', readyz],
   ]);

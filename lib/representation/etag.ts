@@ -23,6 +23,11 @@ export function createEtagMemo(entriesPerType = 256, maxBodyLength = 2048): (med
   };
 }
 
+/** The strong entity tag of `body` served as `mediaType` (RFC 9110 §8.8.3), unmemoized. */
+export function strongEtag(mediaType: string, body: string): string {
+  return computeEtag(mediaType, body);
+}
+
 function computeEtag(mediaType: string, body: string): string {
   const digest = ONE_SHOT
     ? crypto.hash('sha256', `${mediaType}\0${body}`, 'base64url')

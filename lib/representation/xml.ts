@@ -7,7 +7,7 @@
  * | JSON                     | XML                                                              |
  * |--------------------------|------------------------------------------------------------------|
  * | object                   | one child element per key, in key order (`Object.keys`)          |
- * | array                    | one `<item>` child per entry (`itemName`; problem documents: `<i>`) |
+ * | array                    | one `<item>` child per entry (`itemName`; problem documents: `<i>`); a member named in `unwrap` has no wrapper: one element per entry in its place |
  * | string                   | its text, escaped                                                |
  * | number, boolean          | their JSON text (`422`, `1.5e-7`, `true`)                        |
  * | null, NaN, ±Infinity     | an empty element with `xsi:nil="true"`                           |
@@ -56,6 +56,7 @@ const KNOWN_OPTIONS: { readonly [K in keyof XmlOptions]-?: true } = {
   itemName: true,
   namespace: true,
   declaration: true,
+  unwrap: true,
 };
 
 export interface XmlOptions {
@@ -67,6 +68,12 @@ export interface XmlOptions {
   readonly namespace?: string;
   /** Emit `<?xml version="1.0" encoding="UTF-8"?>` first. @default true */
   readonly declaration?: boolean;
+  /**
+   * Array members written without their wrapper, one element per entry in the member's place:
+   * `{ users: 'user' }` writes `{"users": [a, b], "next": n}` as `<user>a</user><user>b</user><next>n</next>`
+   * (R-3's page of users). Keys are member names as in the JSON; values must be NCNames. @default {}
+   */
+  readonly unwrap?: Readonly<Record<string, string>>;
 }
 
 /** An element name's markup, made once per name: each element then costs two concatenations. */
@@ -92,13 +99,16 @@ interface Frame {
   readonly container: Record<string, unknown> | readonly unknown[];
   readonly keys: readonly string[] | undefined; // undefined for arrays
   readonly length: number;
+  /** Arrays: the element of each entry. */
+  readonly item: Tag;
   index: number;
   opened: boolean;
 }
 
 /** Serialize a JSON-compatible value as an XML 1.0 document (see the mapping above). */
 export function toXml(value: unknown, options: XmlOptions = {}): string {
-  const { root, itemName, namespace, declaration } = resolveOptions(options);
+  const { root, itemName, namespace, declaration, unwrap } = resolveOptions(options);
+  const itemTag = tagOfItem(itemName);
   const top = toJsonValue(value, '');
   const stack: Frame[] = [];
   let ancestors: Set<object> | undefined; // only for deep trees; shallow ones scan the stack
@@ -107,7 +117,7 @@ export function toXml(value: unknown, options: XmlOptions = {}): string {
 
   switch (typeof top) {
     case 'object':
-      if (top !== null) stack.push(newFrame(top, undefined));
+      if (top !== null) stack.push(newFrame(top, undefined, itemTag));
       break;
     case 'string':
       body = escapeText(top);
@@ -126,7 +136,6 @@ export function toXml(value: unknown, options: XmlOptions = {}): string {
   }
   const rootIsNil = nil;
 
-  const itemTag = tagOfItem(itemName);
   while (stack.length > 0) {
     const frame = stack[stack.length - 1]!;
     if (frame.index >= frame.length) {
@@ -139,7 +148,7 @@ export function toXml(value: unknown, options: XmlOptions = {}): string {
     let tag: Tag;
     let child: unknown;
     if (frame.keys === undefined) {
-      tag = itemTag;
+      tag = frame.item;
       child = toJsonValue((frame.container as readonly unknown[])[index], index);
     } else {
       const key = frame.keys[index]!;
@@ -181,7 +190,13 @@ export function toXml(value: unknown, options: XmlOptions = {}): string {
           frame.opened = true;
           body += (frame.tag as Tag).open;
         }
-        stack.push(newFrame(child, tag));
+        // An unwrapped array member (the `unwrap` option) has no element of its own: its entries go
+        // straight into the parent, each under the given name.
+        if (unwrap !== undefined && frame.keys !== undefined && Array.isArray(child) && Object.hasOwn(unwrap, frame.keys[index]!)) {
+          stack.push(newFrame(child, undefined, tagOfItem(unwrap[frame.keys[index]!]!)));
+        } else {
+          stack.push(newFrame(child, tag, itemTag));
+        }
         continue;
       case 'bigint':
         throw new TypeError('Do not know how to serialize a BigInt');
@@ -205,15 +220,16 @@ export function toXml(value: unknown, options: XmlOptions = {}): string {
   return declaration ? DECLARATION + document : document;
 }
 
-function newFrame(container: object, tag: Tag | undefined): Frame {
+function newFrame(container: object, tag: Tag | undefined, item: Tag): Frame {
   const keys = Array.isArray(container) ? undefined : Object.keys(container);
   return {
     tag,
     container: container as Frame['container'],
     keys,
     length: keys === undefined ? (container as readonly unknown[]).length : keys.length,
+    item,
     index: 0,
-    opened: tag === undefined, // the root's own tags are written last
+    opened: tag === undefined, // the root's own tags are written last; an unwrapped array has none
   };
 }
 
@@ -236,13 +252,19 @@ function toJsonValue(value: unknown, key: string | number): unknown {
   return value;
 }
 
-type ResolvedOptions = Required<Omit<XmlOptions, 'namespace'>> & Pick<XmlOptions, 'namespace'>;
+type ResolvedOptions = Required<Omit<XmlOptions, 'namespace' | 'unwrap'>> & Pick<XmlOptions, 'namespace' | 'unwrap'>;
 
 function resolveOptions(options: XmlOptions): ResolvedOptions {
   for (const key in options) {
     if (!Object.hasOwn(KNOWN_OPTIONS, key)) throw new TypeError(`unknown toXml option "${key}"`);
   }
-  const { root = 'root', itemName = 'item', namespace, declaration = true } = options;
+  const { root = 'root', itemName = 'item', namespace, declaration = true, unwrap } = options;
+  if (unwrap !== undefined) {
+    if (typeof unwrap !== 'object' || unwrap === null) throw new TypeError('unwrap must be an object of member name → element name');
+    for (const [key, name] of Object.entries(unwrap)) {
+      if (!isNCName(name)) throw new TypeError(`unwrap[${JSON.stringify(key)}] must be an XML name without a colon, got ${JSON.stringify(name)}`);
+    }
+  }
   if (root !== 'root' && !isNCName(root)) {
     throw new TypeError(`root must be an XML name without a colon, got ${JSON.stringify(root)}`);
   }
@@ -253,7 +275,7 @@ function resolveOptions(options: XmlOptions): ResolvedOptions {
   if (namespace !== undefined && !isNamespaceName(namespace)) {
     throw new TypeError(`namespace must be a non-empty URI of XML characters, got ${JSON.stringify(namespace)}`);
   }
-  return namespace === undefined ? { root, itemName, declaration } : { root, itemName, declaration, namespace };
+  return { root, itemName, declaration, ...(namespace === undefined ? {} : { namespace }), ...(unwrap === undefined ? {} : { unwrap }) };
 }
 
 // Namespaces in XML 1.0 §3: these two names must never be declared as a default namespace.

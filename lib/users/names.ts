@@ -12,7 +12,8 @@ export type NameViolation =
   | 'control-character' //   Unicode Cc, or a line/paragraph separator (Zl, Zp)
   | 'format-character' //    Unicode Cf: invisible or bidi controls (U+200B, U+202E, U+FEFF …)
   | 'forbidden-character' // '/' (path separator) or ':' (RFC 7617 §2: cannot be in a user-id)
-  | 'surrounding-space'; //  leading or trailing white space: "alice " would look like "alice"
+  | 'surrounding-space' //   leading or trailing white space: "alice " would look like "alice"
+  | 'representation-suffix'; // ends in .json or .xml (any case): /user/{name}.json selects a format (R-1)
 
 export type NameCheck = { ok: true; name: string } | { ok: false; violation: NameViolation };
 
@@ -23,6 +24,7 @@ const CONTROL = /[\p{Cc}\p{Zl}\p{Zp}]/u;
 const FORMAT = /\p{Cf}/u;
 const FORBIDDEN = /[/:]/;
 const SURROUNDING_SPACE = /^\s|\s$/u;
+const REPRESENTATION_SUFFIX = /\.(?:json|xml)$/i;
 
 /**
  * Normalises a user name to NFC and checks it against U-2. Names are
@@ -34,6 +36,18 @@ export function checkUserName(name: string): NameCheck {
   const nfc = name.normalize('NFC');
   const violation = firstViolation(nfc);
   return violation === undefined ? { ok: true, name: nfc } : { ok: false, violation };
+}
+
+/**
+ * `checkUserName` plus the rule that applies only to a name being created (U-2, amended
+ * 2026-11-22): no `.json` / `.xml` ending in any case, since `/user/{name}.json` selects a
+ * representation (R-1). Existing users with such a name keep working (lookups, logins, password
+ * changes use `checkUserName`); their path is `/user/a%2Ejson`, whose dot is not an extension.
+ */
+export function checkNewUserName(name: string): NameCheck {
+  const check = checkUserName(name);
+  if (check.ok && REPRESENTATION_SUFFIX.test(check.name)) return { ok: false, violation: 'representation-suffix' };
+  return check;
 }
 
 function firstViolation(name: string): NameViolation | undefined {

@@ -1,6 +1,6 @@
 import { ServiceError } from '../errors.js';
 import type { HashGate } from './hash-gate.js';
-import { checkUserName } from './names.js';
+import { checkNewUserName } from './names.js';
 import { createDummyHash, hashPassword, needsRehash, verifyPassword, type ScryptCost } from './password-hash.js';
 import { checkPasswordPolicy, type PolicyViolation } from './policy.js';
 import { preparePassword } from './prepare.js';
@@ -52,6 +52,13 @@ export interface SetPasswordOptions {
   readonly token?: string;
 }
 
+/**
+ * E-4: a condition on the user's current state, checked in the same atomic update as the change
+ * (an HTTP If-Match), so no change can slip in between the check and the write: false gives
+ * 'precondition-failed' and nothing is done.
+ */
+export type Expectation = (current: UserRecord) => boolean;
+
 /** Domain operations on users: names, policy, hashing and the store, shared by HTTP, CLI and library. */
 export interface Users {
   add(name: string, password: string, role?: Role): Promise<UserInfo>;
@@ -60,9 +67,9 @@ export interface Users {
   /** Sets a password after the policy; 'not-found', or 'token-invalid' when the token was used meanwhile. */
   setPassword(name: string, password: string, options: SetPasswordOptions): Promise<'ok' | 'not-found' | 'token-invalid'>;
   /** Removes a user; 'last-admin' when it is the only admin left (R-5), unless `allowLastAdmin`. */
-  remove(name: string, options?: { readonly allowLastAdmin?: boolean }): Promise<'ok' | 'not-found' | 'last-admin'>;
+  remove(name: string, options?: { readonly allowLastAdmin?: boolean; readonly expect?: Expectation }): Promise<'ok' | 'not-found' | 'last-admin' | 'precondition-failed'>;
   /** Changes a role; 'last-admin' when it would demote the only admin left (R-6). */
-  setRole(name: string, role: Role): Promise<'ok' | 'not-found' | 'last-admin'>;
+  setRole(name: string, role: Role, options?: { readonly expect?: Expectation }): Promise<'ok' | 'not-found' | 'last-admin' | 'precondition-failed'>;
   list(): Promise<UserInfo[]>;
   /** A page of users sorted by name (R-3). */
   page(options: { readonly after?: string | undefined; readonly limit: number }): Promise<{ readonly users: readonly UserInfo[]; readonly more: boolean }>;
@@ -83,8 +90,9 @@ export function createUsers(o: UsersOptions): Users {
 
   const info = toUserInfo;
 
+  // Only creation applies U-2's whole rule set: a name kept from an older store (`a.json`) still works.
   const validName = (name: string): string => {
-    const check = checkUserName(name);
+    const check = checkNewUserName(name);
     if (!check.ok) throw new ServiceError('ERR_INVALID_NAME', `invalid user name (${check.violation})`);
     return check.name;
   };
@@ -176,6 +184,7 @@ export function createUsers(o: UsersOptions): Users {
         name,
         (current, { admins }) => {
           if (current === undefined) return { next: undefined, result: 'not-found' as const };
+          if (options.expect !== undefined && !options.expect(current)) return { next: undefined, result: 'precondition-failed' as const };
           if (current.role === 'admin' && admins <= 1 && options.allowLastAdmin !== true) return { next: undefined, result: 'last-admin' as const };
           return { next: null, result: 'ok' as const };
         },
@@ -183,11 +192,12 @@ export function createUsers(o: UsersOptions): Users {
       );
     },
 
-    setRole(name, role) {
+    setRole(name, role, options = {}) {
       return o.store.update(
         name,
         (current, { admins }) => {
           if (current === undefined) return { next: undefined, result: 'not-found' as const };
+          if (options.expect !== undefined && !options.expect(current)) return { next: undefined, result: 'precondition-failed' as const };
           if (current.role === role) return { next: undefined, result: 'ok' as const };
           if (current.role === 'admin' && admins <= 1) return { next: undefined, result: 'last-admin' as const };
           return { next: { ...current, role }, result: 'ok' as const };

@@ -18,11 +18,12 @@ function io(env: NodeJS.ProcessEnv = {}) {
 }
 
 const calls: { args: readonly string[]; store: unknown }[] = [];
+// A hypothetical command (`user role`, the first one added this way, is in the real table now).
 const role: Command = {
-  words: ['user', 'role'],
-  args: ['NAME', 'ROLE'],
-  synopsis: 'NAME admin|user',
-  summary: "change a user's role",
+  words: ['user', 'tag'],
+  args: ['NAME', 'TAG'],
+  synopsis: 'NAME TAG',
+  summary: 'tag a user',
   flags: ['store'],
   store: 'existing',
   run: async (ctx) => void calls.push({ args: ctx.args, store: ctx.options.store }),
@@ -30,12 +31,13 @@ const role: Command = {
 const table = [...COMMANDS, role];
 
 const cases: ReadonlyArray<readonly [argv: readonly string[], env: NodeJS.ProcessEnv, code: number, stream: 'out' | 'err', text: RegExp]> = [
-  [['user'], {}, 2, 'err', /^httpskit user: missing command \(add, passwd, del, list, role\)/],
-  [['user', '--help'], {}, 0, 'out', /\n {2}user role NAME admin\|user +change a user's role\n/],
-  [['user', 'role', '--help'], {}, 0, 'out', /^Usage: httpskit user role NAME admin\|user \[options\]\n/],
-  [['user', 'role', 'bob'], {}, 2, 'err', /^httpskit user role: missing ROLE \(see httpskit user role --help\)\n$/],
-  [['user', 'role', 'bob', 'admin', '--digest'], {}, 2, 'err', /^httpskit: --digest does not apply to user role /],
-  [['--help'], {}, 0, 'out', /\n {2}user role NAME admin\|user +change a user's role\n/],
+  [['user'], {}, 2, 'err', /^httpskit user: missing command \(add, passwd, del, list, role, tag\)/],
+  [['user', '--help'], {}, 0, 'out', /\n {2}user tag NAME TAG +tag a user\n/],
+  [['user', 'tag', '--help'], {}, 0, 'out', /^Usage: httpskit user tag NAME TAG \[options\]\n/],
+  [['user', 'tag', 'bob'], {}, 2, 'err', /^httpskit user tag: missing TAG \(see httpskit user tag --help\)\n$/],
+  [['user', 'tag', 'bob', 'x', '--digest'], {}, 2, 'err', /^httpskit: --digest does not apply to user tag /],
+  [['--help'], {}, 0, 'out', /\n {2}user tag NAME TAG +tag a user\n/],
+  [['--help'], {}, 0, 'out', /\n {2}user role NAME admin\|user +give a user another role/],
 ];
 for (const [argv, env, code, stream, text] of cases) {
   test(`C-4 with one more table entry: ${argv.join(' ')} → exit ${code}`, async () => {
@@ -47,6 +49,6 @@ for (const [argv, env, code, stream, text] of cases) {
 
 test('C-3 the new command runs with its arguments and flags; the environment counts only for its own flags', async () => {
   const r = io({ HTTPSKIT_STORE: '/srv/users.json', HTTPSKIT_PORT: 'not-a-port' });
-  assert.equal(await main(['user', 'role', 'bob', 'admin'], r.io, table), 0, r.err());
-  assert.deepEqual(calls.at(-1), { args: ['bob', 'admin'], store: '/srv/users.json' });
+  assert.equal(await main(['user', 'tag', 'bob', 'x'], r.io, table), 0, r.err());
+  assert.deepEqual(calls.at(-1), { args: ['bob', 'x'], store: '/srv/users.json' });
 });

@@ -60,3 +60,23 @@ test('README password examples work in order: add, PUT with Basic, POST form, re
   assert.ok(alice);
   assert.equal(await verifyPassword('amber-glacier-puzzle-63', alice.hash), true, 'the last change in the README took effect');
 });
+
+test('README "Users over HTTPS" examples print what the README says (R-1..R-6, E-4)', async (t) => {
+  const qs = await quickStart(t);
+  if (qs === undefined) return t.skip('curl is not installed');
+  // ETAG=$(…) must carry over to the next lines, so the block runs as one script; each line's
+  // output is separated by a marker so it can be checked on its own.
+  const lines = block('users');
+  const out = await qs.sh(lines.map((line) => `${line}; echo '<<<end>>>'`).join('\n'));
+  const [added, root, created, xml, page, etag, patched, stale, deleted] = out.split('<<<end>>>\n');
+  const time = '\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\d\\.\\d{3}Z';
+  assert.equal(added, '');
+  assert.match(String(root), new RegExp(`^\\{"name":"root","role":"admin","createdAt":"${time}","passwordChangedAt":"${time}"\\}\\n?$`));
+  assert.match(String(created), /^\{"name":"carol","role":"user",/);
+  assert.match(String(xml), new RegExp(`^<\\?xml version="1.0" encoding="UTF-8"\\?><user><name>carol</name><role>user</role><createdAt>${time}</createdAt><passwordChangedAt>${time}</passwordChangedAt></user>\\n?$`));
+  assert.match(String(page), /^\{"users":\[\{"name":"carol","role":"user",[^\]]*\}\],"next":"\/user\/\?after=carol&limit=1"\}\n?$/);
+  assert.equal(etag, '');
+  assert.match(String(patched), /^\{"name":"carol","role":"admin",/);
+  assert.match(String(stale), /"type":"\/problems\/precondition-failed".*412\n$/);
+  assert.equal(deleted, '204\n');
+});

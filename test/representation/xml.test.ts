@@ -499,3 +499,28 @@ function assertMapsTo(element: XmlElement, value: unknown, itemName: string, ns:
     assertMapsTo(child, entry, itemName, ns);
   });
 }
+
+// --- R-3: unwrapped array members (a page of users) -----------------------------------------------
+
+const unwrapped: ReadonlyArray<readonly [label: string, value: unknown, expected: string]> = [
+  ['entries in the member\'s place, no wrapper', { users: [{ name: 'a' }, { name: 'b' }], next: '/user/?after=b' },
+    '<users><user><name>a</name></user><user><name>b</name></user><next>/user/?after=b</next></users>'],
+  ['an empty array writes nothing', { users: [], next: null }, `<users${XSI_DECL}><next xsi:nil="true"/></users>`],
+  ['a null entry is a nil element', { users: [null] }, `<users${XSI_DECL}><user xsi:nil="true"/></users>`],
+  ['a non-array member of that name is an ordinary element', { users: 'x' }, '<users><users>x</users></users>'],
+  ['arrays inside entries keep <item>', { users: [[1, 2]] }, '<users><user><item>1</item><item>2</item></user></users>'],
+  ['the same name deeper is unwrapped too', { a: { users: [1] } }, '<users><a><user>1</user></a></users>'],
+];
+
+for (const [label, value, expected] of unwrapped) {
+  test(`R-3: unwrap, ${label}`, () => {
+    const xml = toXml(value, { root: 'users', unwrap: { users: 'user' }, declaration: false });
+    assert.equal(xml, expected);
+    parseXml(xml); // well-formed
+  });
+}
+
+test('R-3: unwrap refuses an element name that is not an NCName', () => {
+  assert.throws(() => toXml({}, { unwrap: { users: 'a:b' } }), TypeError);
+  assert.throws(() => toXml({}, { unwrap: { users: '' } }), TypeError);
+});

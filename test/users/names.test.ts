@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { checkUserName } from '../../lib/users/names.js';
+import { checkNewUserName, checkUserName } from '../../lib/users/names.js';
 import type { NameCheck } from '../../lib/users/names.js';
 
 const ok = (name: string): NameCheck => ({ ok: true, name });
@@ -41,3 +41,31 @@ for (const [label, input, expected] of cases) {
     assert.deepEqual(checkUserName(input), expected);
   });
 }
+
+// U-2 amendment (2026-11-22): a new name may not end in .json or .xml, any case (R-1 reads
+// /user/{name}.json as a format); an existing one keeps passing checkUserName.
+const creation: ReadonlyArray<readonly [label: string, input: string, expected: NameCheck]> = [
+  ['ends in .json', 'a.json', no('representation-suffix')],
+  ['ends in .xml', 'a.xml', no('representation-suffix')],
+  ['ends in .JSON (any case)', 'a.JSON', no('representation-suffix')],
+  ['ends in .Xml (any case)', 'bob.Xml', no('representation-suffix')],
+  ['is just ".json"', '.json', no('representation-suffix')],
+  ['other rules come first', 'a/b.json', no('forbidden-character')],
+  ['.json inside the name', 'a.json.bak', ok('a.json.bak')],
+  ['"json" without the dot', 'ajson', ok('ajson')],
+  ['.jsonl', 'a.jsonl', ok('a.jsonl')],
+  ['.yaml (not a representation)', 'a.yaml', ok('a.yaml')],
+  ['a dot elsewhere', 'j.doe', ok('j.doe')],
+  ['NFD input is normalised first', 'e\u0301.txt', ok('\u00e9.txt')],
+];
+
+for (const [label, input, expected] of creation) {
+  test(`U-2: a new user name ${label}`, () => {
+    assert.deepEqual(checkNewUserName(input), expected);
+  });
+}
+
+test('U-2: an existing name ending in .json still passes the general check (lookups, logins)', () => {
+  assert.deepEqual(checkUserName('a.json'), ok('a.json'));
+  assert.deepEqual(checkUserName('a.XML'), ok('a.XML'));
+});
