@@ -4,7 +4,7 @@
 //
 // Under CI=true a PostgreSQL that cannot start fails the file; elsewhere the file's PostgreSQL
 // tests are skipped with the reason.
-import { after, type TestContext } from 'node:test';
+import { after } from 'node:test';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { startCluster, type PgCluster } from './postgres-cluster.js';
@@ -12,8 +12,8 @@ import { startCluster, type PgCluster } from './postgres-cluster.js';
 export interface TestPostgres {
   /** Why the PostgreSQL tests of this file are skipped (never under CI=true), or false. */
   readonly skip: string | false;
-  /** A new empty database, dropped after the test (or suite) `t`; its URL. */
-  database(t: Pick<TestContext, 'after'>): Promise<string>;
+  /** This file's database, emptied (no httpskit schema); its URL. Dropped when the file ends. */
+  database(): Promise<string>;
   /** This file's own cluster, for tests that stop and restart the server; undefined on a shared one. */
   readonly cluster: PgCluster | undefined;
 }
@@ -24,8 +24,9 @@ export async function testPostgres(options: { own?: boolean } = {}): Promise<Tes
   if (shared !== undefined && shared !== '' && options.own !== true) return ready(shared, undefined);
   try {
     const cluster = await startCluster();
-    after(() => cluster.destroy());
-    return ready(cluster.url, cluster);
+    const pg = ready(cluster.url, cluster);
+    after(() => cluster.destroy()); // after the database's own hook: hooks run in order
+    return pg;
   } catch (error) {
     const reason = `PostgreSQL could not start: ${(error as Error).message}`;
     if (process.env.CI === 'true') throw new Error(`${reason} (CI=true: the PostgreSQL tests must run, S-7)`, { cause: error });
@@ -34,16 +35,27 @@ export async function testPostgres(options: { own?: boolean } = {}): Promise<Tes
 }
 
 function ready(adminUrl: string, cluster: PgCluster | undefined): TestPostgres {
+  // One database per test file (CREATE DATABASE costs a good part of a second on a busy machine);
+  // each test gets it back empty, as its schema is dropped first. Tests in a file run one by one.
+  let shared: Promise<string> | undefined;
+  const name = `httpskit_test_${randomBytes(6).toString('hex')}`;
+  // Registered now, at the file's top level: a hook registered inside a test would run after it.
+  after(async () => {
+    if (shared !== undefined) await admin(adminUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch(() => undefined);
+  });
   return {
     skip: false,
     cluster,
-    async database(t) {
-      const name = `httpskit_test_${randomBytes(6).toString('hex')}`;
-      await admin(adminUrl, `CREATE DATABASE ${name}`);
-      t.after(() => admin(adminUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch(() => undefined));
-      const url = new URL(adminUrl);
-      url.pathname = `/${name}`;
-      return url.href;
+    async database() {
+      shared ??= (async () => {
+        await admin(adminUrl, `CREATE DATABASE ${name}`);
+        const url = new URL(adminUrl);
+        url.pathname = `/${name}`;
+        return url.href;
+      })();
+      const url = await shared;
+      await admin(url, 'DROP SCHEMA IF EXISTS httpskit CASCADE');
+      return url;
     },
   };
 }
