@@ -18,7 +18,6 @@ import { ensureDevCertificate } from './tls/dev-cert.js';
 import { isCommonPassword } from './users/common-passwords.js';
 import { createHashGate, GateFullError } from './users/hash-gate.js';
 import { openStore, type Store } from './users/store.js';
-import { createThrottle } from './users/throttle.js';
 import { createUsers, type Role, type UserInfo, type Users } from './users/users.js';
 
 export interface Service {
@@ -38,6 +37,7 @@ export interface UserOperations {
   add(name: string, password: string, options?: { readonly role?: Role }): Promise<UserInfo>;
   verify(name: string, password: string): Promise<boolean>;
   setPassword(name: string, password: string): Promise<void>;
+  /** False when there is no such user. (The embedder may remove the last admin; HTTP may not: R-5.) */
   remove(name: string): Promise<boolean>;
   list(): Promise<UserInfo[]>;
   issueResetToken(name: string): Promise<{ readonly token: string; readonly expiresAt: Date }>;
@@ -55,12 +55,11 @@ export function createService(options: ServiceOptions = {}): Service {
   const config = resolveConfig(options);
   const log = createLogger(config.log);
   const selector = createSelector();
-  const throttle = createThrottle();
   const gate = createHashGate({ concurrency: config.hashConcurrency, queueLimit: config.hashQueueLimit });
   let parts: Promise<Parts> | undefined;
   // A failed open (locked or corrupt store) is not remembered: the next request tries again.
   const ready = (): Promise<Parts> =>
-    (parts ??= open(config, log, throttle, gate).catch((error: unknown) => {
+    (parts ??= open(config, log, gate).catch((error: unknown) => {
       parts = undefined;
       throw error;
     }));
@@ -133,16 +132,16 @@ export function createService(options: ServiceOptions = {}): Service {
           const outcome = await u.setPassword(name, password, { via: 'library', by: null });
           if (outcome !== 'ok') throw new ServiceError('ERR_USER_NOT_FOUND', `no user "${name}"`);
         }),
-      remove: (name) => withUsers((u) => u.remove(name)),
+      remove: (name) => withUsers(async (u) => (await u.remove(name, { allowLastAdmin: true })) === 'ok'),
       list: () => withUsers((u) => u.list()),
       issueResetToken: (name) => withUsers((u) => u.issueResetToken(name)),
     },
   };
 }
 
-async function open(config: Config, log: Logger, throttle: ReturnType<typeof createThrottle>, gate: ReturnType<typeof createHashGate>): Promise<Parts> {
+async function open(config: Config, log: Logger, gate: ReturnType<typeof createHashGate>): Promise<Parts> {
   isCommonPassword(''); // load the bundled list now, not during a request
-  const store = await openStore(config.store);
+  const store = await openStore(config.store, { hooks: { onWarning: (message) => log.warn(message) } });
   let vault: DigestVault | undefined;
   if (config.digest) vault = await openDigestVault(config.digestKeyFile);
   const users = createUsers({
@@ -168,7 +167,8 @@ async function open(config: Config, log: Logger, throttle: ReturnType<typeof cre
   const auth = createAuthenticator({
     realm: config.realm,
     users,
-    throttle,
+    throttle: store.throttle,
+    nonces: store.nonces,
     digest: vault === undefined ? undefined : { auth: createDigestAuth({ realm: config.realm, secret: await nonceSecret(config.digestKeyFile) }), vault },
   });
   const { put, post } = createPasswordHandlers({ users, auth, maxBodyBytes: config.maxBodyBytes });
@@ -189,7 +189,7 @@ async function nonceSecret(keyFile: string): Promise<Buffer> {
  * server's secrets.)
  */
 async function dropDigestSecrets(store: Store): Promise<void> {
-  for (const record of store.list()) {
+  for (const record of await store.list()) {
     if (record.digest === undefined) continue;
     await store.update(record.name, (current) => {
       if (current?.digest === undefined) return { next: undefined, result: undefined };

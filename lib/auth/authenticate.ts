@@ -1,11 +1,15 @@
 import type { RequestContext } from '../http/context.js';
 import { HttpError, problem } from '../http/problem.js';
 import { GateFullError } from '../users/hash-gate.js';
-import type { Attempt, Throttle } from '../users/throttle.js';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { ServiceError } from '../errors.js';
+import type { NonceLedger, Outcome, ThrottleLedger } from '../users/ledgers.js';
+import type { UserRecord } from '../users/store.js';
+import { addressKey } from '../users/throttle.js';
 import type { Users } from '../users/users.js';
 import { basicChallenge, parseBasic } from './basic.js';
 import { bearerChallenge, parseBearer } from './bearer.js';
-import { computeUserhash, parseDigest, type DigestAlgorithm, type DigestAuth, type DigestParams } from './digest.js';
+import { parseDigest, type DigestAuth, type DigestParams } from './digest.js';
 import type { DigestVault } from './digest-vault.js';
 
 /** Who proved what: the caller's name and the scheme, plus what later steps may reuse. */
@@ -21,17 +25,33 @@ export interface Authenticated {
 export interface AuthenticatorOptions {
   readonly realm: string;
   readonly users: Users;
-  readonly throttle: Throttle;
+  /** P-8 budgets, shared by every process on the store (S-2). */
+  readonly throttle: ThrottleLedger;
+  /** P-10 replay protection, shared likewise. */
+  readonly nonces: NonceLedger;
   readonly digest: { readonly auth: DigestAuth; readonly vault: DigestVault } | undefined;
+  /** How long an attempt waits for attempts in flight ahead of it before 503. @default 3000 */
+  readonly busyWaitMs?: number;
+  /** Told when an attempt is refused: 'locked' (429) or 'busy' (503). */
+  readonly onRefused?: (kind: 'locked' | 'busy') => void;
+}
+
+/** One admitted attempt; settle it once (later calls do nothing). Each returns when recorded. */
+export interface Attempt {
+  fail(): Promise<void>;
+  succeed(): Promise<void>;
+  /** Neither: the attempt ended without a verdict (overload, store error, stale nonce). */
+  release(): Promise<void>;
 }
 
 /**
  * P-2: Basic, Digest (when on) or a reset token as Bearer, from the headers alone (P-0). Every
  * failure is an HttpError: 401 with the challenges, 400 for malformed credentials, 429 when
- * throttled (P-8), 503 when hashing is saturated. Unknown user and wrong password fail alike.
+ * throttled (P-8), 503 when hashing is saturated or the store cannot answer. Unknown user and
+ * wrong password fail alike.
  */
 export function createAuthenticator(o: AuthenticatorOptions) {
-  const userhashes = createUserhashIndex(o);
+  const busyWaitMs = o.busyWaitMs ?? 3_000;
 
   const challenges = (extra: { stale?: boolean; bearer?: boolean } = {}): string[] => [
     basicChallenge(o.realm),
@@ -47,11 +67,37 @@ export function createAuthenticator(o: AuthenticatorOptions) {
       'retry-after': String(retryAfterSeconds),
     });
 
-  /** Throttle gate before any hashing (P-8): admits one attempt, to be settled by the caller. */
-  function gate(account: string, address: string): Attempt {
-    const decision = o.throttle.admit(account, address);
-    if (!decision.ok) throw throttled(decision.retryAfterSeconds);
-    return decision.attempt;
+  /**
+   * Throttle gate before any hashing (P-8): reserves one attempt against the account's and the
+   * address's budgets, to be settled by the caller. Attempts in flight hold their place in the
+   * budget, so one beyond it waits for those ahead of it (a success frees the place) rather than
+   * being told it failed; past `busyWaitMs` it gets 503.
+   */
+  async function gate(account: string | undefined, address: string): Promise<Attempt> {
+    const key = addressKey(address);
+    const deadline = performance.now() + busyWaitMs;
+    for (let pause = 10; ; pause = Math.min(pause * 2, 100)) {
+      const reservation = await storeSafe(() => o.throttle.reserve(account, key));
+      if (reservation.ok) return attempt(reservation.id, account, key);
+      o.onRefused?.(reservation.reason);
+      if (reservation.reason === 'locked') throw throttled(reservation.retryAfterSeconds);
+      if (performance.now() + pause > deadline) {
+        throw new HttpError(problem(503, 'overloaded', { detail: 'Too many attempts in flight for this account or address; retry shortly.' }), {
+          'retry-after': '1',
+        });
+      }
+      await sleep(pause);
+    }
+  }
+
+  function attempt(id: string, account: string | undefined, address: string): Attempt {
+    let open = true;
+    const settle = (outcome: Outcome) => async (): Promise<void> => {
+      if (!open) return;
+      open = false;
+      await storeSafe(() => o.throttle.settle(id, account, address, outcome));
+    };
+    return { fail: settle('fail'), succeed: settle('success'), release: settle('none') };
   }
 
   async function basic(header: string, ctx: RequestContext): Promise<Authenticated> {
@@ -64,47 +110,57 @@ export function createAuthenticator(o: AuthenticatorOptions) {
     // One throttle key per account (P-8): the NFC form the store uses, or "jose\u0301" would get
     // guesses of its own beside "jos\u00e9", and a name with k accents 2^k fresh windows.
     const name = creds.name.normalize('NFC');
-    const attempt = gate(name, ctx.address);
+    const attempt = await gate(name, ctx.address);
     try {
-      const record = await overloadSafe(() => o.users.verify(name, creds.password));
+      const record = await storeSafe(() => o.users.verify(name, creds.password));
       if (record === undefined) {
-        attempt.fail();
+        await attempt.fail();
         throw unauthorized();
       }
-      attempt.succeed();
+      await attempt.succeed();
       return { caller: record.name, via: 'basic', password: creds.password };
     } finally {
-      attempt.release();
+      await attempt.release();
     }
   }
 
-  function digest(header: string, ctx: RequestContext): Authenticated {
+  async function digest(header: string, ctx: RequestContext): Promise<Authenticated> {
     const d = o.digest;
     if (d === undefined) throw unauthorized();
     const params = parseDigest(header);
     if (params === undefined || params === 'malformed') {
       throw new HttpError(problem(400, 'bad-request', { detail: 'Malformed Digest credentials (RFC 7616).' }), { 'www-authenticate': challenges() });
     }
-    const account = params.userhash ? (userhashes.resolve(params.username, params.algorithm) ?? params.username) : params.username;
-    const attempt = gate(account, ctx.address);
+    const resolved = params.userhash ? await storeSafe(() => o.users.findByUserhash(params.algorithm, o.realm, params.username)) : params.username;
+    const attempt = await gate(resolved ?? params.username, ctx.address);
     try {
-      return settleDigest(attempt, d, params, ctx);
+      const record = resolved === undefined ? undefined : await storeSafe(() => o.users.get(resolved));
+      return await settleDigest(attempt, d, params, record, ctx);
     } finally {
-      attempt.release();
+      await attempt.release();
     }
   }
 
-  function settleDigest(attempt: Attempt, d: NonNullable<AuthenticatorOptions['digest']>, params: DigestParams, ctx: RequestContext): Authenticated {
-    const verdict = d.auth.verify(params, { method: ctx.method, uri: ctx.path + (ctx.rawQuery === undefined ? '' : `?${ctx.rawQuery}`) }, (username, userhash, algorithm) => {
-      const name = userhash ? userhashes.resolve(username, algorithm) : username;
-      const record = name === undefined ? undefined : o.users.get(name);
+  async function settleDigest(
+    attempt: Attempt,
+    d: NonNullable<AuthenticatorOptions['digest']>,
+    params: DigestParams,
+    record: UserRecord | undefined,
+    ctx: RequestContext,
+  ): Promise<Authenticated> {
+    const verdict = d.auth.verify(params, { method: ctx.method, uri: ctx.path + (ctx.rawQuery === undefined ? '' : `?${ctx.rawQuery}`) }, (_username, _userhash, algorithm) => {
       if (record?.digest === undefined) return undefined;
       const secrets = d.vault.open(record.digest, record.name);
       return secrets === undefined ? undefined : { name: record.name, ha1: secrets[algorithm] };
     });
     switch (verdict.result) {
       case 'ok':
-        attempt.succeed();
+        // P-10 (amended): a count is good once, in every process that shares the store, after restarts too.
+        if (!(await storeSafe(() => o.nonces.claim(verdict.nonce, verdict.count, verdict.expiresAt)))) {
+          await attempt.fail();
+          throw unauthorized();
+        }
+        await attempt.succeed();
         return { caller: verdict.username, via: 'digest' };
       case 'stale':
         throw unauthorized({ stale: true });
@@ -113,20 +169,24 @@ export function createAuthenticator(o: AuthenticatorOptions) {
           'www-authenticate': challenges(),
         });
       case 'invalid':
-        attempt.fail();
+        await attempt.fail();
         throw unauthorized();
     }
   }
 
-  function bearer(header: string, target: string | undefined, ctx: RequestContext): Authenticated {
+  async function bearer(header: string, target: string | undefined, ctx: RequestContext): Promise<Authenticated> {
     const token = parseBearer(header);
-    const attempt = gate(target ?? '', ctx.address);
-    if (token === undefined || token === 'malformed' || target === undefined || !o.users.hasResetToken(target, token)) {
-      attempt.fail();
-      throw unauthorized({ bearer: true });
+    const attempt = await gate(target ?? '', ctx.address);
+    try {
+      if (token === undefined || token === 'malformed' || target === undefined || !(await storeSafe(() => o.users.hasResetToken(target, token)))) {
+        await attempt.fail();
+        throw unauthorized({ bearer: true });
+      }
+      await attempt.succeed();
+      return { caller: target, via: 'token', token };
+    } finally {
+      await attempt.release();
     }
-    attempt.succeed();
-    return { caller: target, via: 'token', token };
   }
 
   return {
@@ -134,15 +194,17 @@ export function createAuthenticator(o: AuthenticatorOptions) {
     unauthorized,
     throttled,
     gate,
-    /** Authenticates a password PUT for path user `target` (undefined when the name is not valid). */
-    async authenticate(ctx: RequestContext, target: string | undefined): Promise<Authenticated> {
+    /**
+     * Authenticates the request by Basic or Digest (and, when `bearerFor` names the path's user, a
+     * reset token as Bearer: P-9 allows a token only for that user's password change).
+     */
+    async authenticate(ctx: RequestContext, options: { readonly bearerFor?: string | undefined; readonly bearer?: boolean } = {}): Promise<Authenticated> {
       const header = ctx.headers.authorization;
       if (header === undefined || header.trim() === '') throw unauthorized();
-      await o.users.refresh();
       const scheme = header.trimStart().split(/[ \t]/, 1)[0]?.toLowerCase();
       if (scheme === 'basic') return basic(header, ctx);
       if (scheme === 'digest' && o.digest !== undefined) return digest(header, ctx);
-      if (scheme === 'bearer') return bearer(header, target, ctx);
+      if (scheme === 'bearer' && options.bearer === true) return bearer(header, options.bearerFor, ctx);
       throw unauthorized();
     },
   };
@@ -163,24 +225,20 @@ export async function overloadSafe<T>(task: () => Promise<T>): Promise<T> {
 }
 
 /**
- * RFC 7616 §3.4.4 userhash: H(name:realm) → name, per algorithm. Rebuilt when the number of users
- * changes or after a minute, so a lookup costs O(1) instead of hashing every name per request.
+ * Like overloadSafe, and a store that cannot answer (locked too long, unreachable database) is a
+ * 503 too (S-6): never a 401 for credentials that could not be checked.
  */
-function createUserhashIndex(o: AuthenticatorOptions) {
-  let built: { count: number; at: number; map: Map<string, string> } | undefined;
-  return {
-    resolve(hash: string, algorithm: DigestAlgorithm): string | undefined {
-      const names = o.users.names();
-      const now = Date.now();
-      if (built === undefined || built.count !== names.length || now - built.at > 60_000) {
-        const map = new Map<string, string>();
-        for (const name of names) {
-          map.set(`SHA-256:${computeUserhash('SHA-256', name, o.realm)}`, name);
-          map.set(`MD5:${computeUserhash('MD5', name, o.realm)}`, name);
-        }
-        built = { count: names.length, at: now, map };
-      }
-      return built.map.get(`${algorithm}:${hash.toLowerCase()}`);
-    },
-  };
+export async function storeSafe<T>(task: () => Promise<T>): Promise<T> {
+  try {
+    return await overloadSafe(task);
+  } catch (error) {
+    if (error instanceof ServiceError && STORE_DOWN.has(error.code)) {
+      throw new HttpError(problem(503, 'overloaded', { detail: 'The user store cannot answer right now; nothing was changed. Retry shortly.' }), {
+        'retry-after': '1',
+      });
+    }
+    throw error;
+  }
 }
+
+const STORE_DOWN: ReadonlySet<string> = new Set(['ERR_STORE_WRITE', 'ERR_STORE_LOCKED', 'ERR_STORE_UNAVAILABLE']);

@@ -19,8 +19,6 @@ export interface DigestAuthOptions {
   readonly nonceTtlMs?: number;
   /** The clock, in ms. @default Date.now */
   readonly now?: () => number;
-  /** How many used nonces are tracked for replay protection. @default 10_000 */
-  readonly maxTrackedNonces?: number;
 }
 
 /** A user found by the lookup: the real name (needed when the client sent a userhash) and the hex HA1. */
@@ -47,8 +45,13 @@ export interface DigestRequest {
   readonly uri: string;
 }
 
+/**
+ * `ok`: the response is right and the nonce fresh. The caller must still claim `count` of `nonce`
+ * in a nonce ledger (lib/users/ledgers.ts) before trusting it: replay protection lives there, so
+ * that it holds across restarts and processes (P-10).
+ */
 export type DigestVerdict =
-  | { readonly result: 'ok'; readonly username: string }
+  | { readonly result: 'ok'; readonly username: string; readonly nonce: string; readonly count: number; readonly expiresAt: number }
   | { readonly result: 'stale' }
   | { readonly result: 'invalid' }
   | { readonly result: 'bad-request' };
@@ -76,20 +79,11 @@ const BAD_REQUEST = { result: 'bad-request' } as const;
 
 /**
  * RFC 7616 Digest with qop="auth", SHA-256 and MD5, userhash, and stateless
- * expiring nonces (P-10).
- *
- * Replay protection keeps the highest `nc` seen for each nonce that has
- * passed verification, in a map bounded by `maxTrackedNonces` (least recently
- * used goes first). Forgetting a nonce must not make it usable again, so every
- * nonce that leaves the map raises a watermark to its issue time, and a nonce
- * that is not tracked and was issued at or before the watermark is answered
- * `stale`: the client fetches a fresh nonce, a replayer gets nothing. Under a
- * flood of distinct nonces this degrades into extra stale round trips, never
- * into accepted replays. Only correct responses are tracked, so only holders
- * of a valid password can fill the map.
+ * expiring nonces (P-10). Replayed nonce counts are the nonce ledger's to refuse
+ * (see DigestVerdict): this object keeps no state.
  */
 export function createDigestAuth(options: DigestAuthOptions): DigestAuth {
-  const { realm, secret, nonceTtlMs = 300_000, now = Date.now, maxTrackedNonces = 10_000 } = options;
+  const { realm, secret, nonceTtlMs = 300_000, now = Date.now } = options;
   assertRealm(realm);
   if (!Buffer.isBuffer(secret) || secret.length < 16) {
     throw new TypeError('secret must be a Buffer of at least 16 bytes');
@@ -97,19 +91,8 @@ export function createDigestAuth(options: DigestAuthOptions): DigestAuth {
   if (!Number.isSafeInteger(nonceTtlMs) || nonceTtlMs <= 0) {
     throw new RangeError(`nonceTtlMs must be a positive integer, got ${String(nonceTtlMs)}`);
   }
-  if (!Number.isSafeInteger(maxTrackedNonces) || maxTrackedNonces <= 0) {
-    throw new RangeError(`maxTrackedNonces must be a positive integer, got ${String(maxTrackedNonces)}`);
-  }
 
   const codec = createNonceCodec(secret, realm);
-  // nonce → { issuedAt, highest nc }; Map order is least recently used first.
-  const tracked = new Map<string, { readonly issuedAt: number; readonly count: number }>();
-  let watermark = -Infinity;
-
-  const forget = (nonce: string, issuedAt: number): void => {
-    tracked.delete(nonce);
-    watermark = Math.max(watermark, issuedAt);
-  };
 
   return {
     challenges(stale = false): string[] {
@@ -151,26 +134,11 @@ export function createDigestAuth(options: DigestAuthOptions): DigestAuth {
 
       // The client knows the password from here on, so "stale" is safe to say
       // (RFC 7616 §3.3: only with a valid digest for that nonce; P-10).
-      const time = now();
-      for (const [nonce, entry] of tracked) {
-        if (time - entry.issuedAt <= nonceTtlMs) break;
-        forget(nonce, entry.issuedAt);
-      }
-      const age = time - issuedAt;
+      const age = now() - issuedAt;
       if (age < 0 || age > nonceTtlMs) return STALE;
-
-      const entry = tracked.get(params.nonce);
-      if (entry === undefined && issuedAt <= watermark) return STALE;
       const count = Number.parseInt(params.nc, 16);
-      if (!(count > (entry?.count ?? 0))) return INVALID; // replayed or reordered nc
-
-      tracked.delete(params.nonce);
-      tracked.set(params.nonce, { issuedAt, count });
-      for (const [nonce, oldest] of tracked) {
-        if (tracked.size <= maxTrackedNonces) break;
-        forget(nonce, oldest.issuedAt);
-      }
-      return { result: 'ok', username: user.name };
+      if (!(count > 0)) return INVALID;
+      return { result: 'ok', username: user.name, nonce: params.nonce, count, expiresAt: issuedAt + nonceTtlMs };
     },
   };
 }

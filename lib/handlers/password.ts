@@ -1,5 +1,4 @@
-import { overloadSafe, type Authenticator } from '../auth/authenticate.js';
-import { ServiceError } from '../errors.js';
+import { storeSafe, type Authenticator } from '../auth/authenticate.js';
 import { parseContentType } from '../http/body.js';
 import type { RequestContext } from '../http/context.js';
 import { HttpError, problem } from '../http/problem.js';
@@ -25,12 +24,14 @@ export function createPasswordHandlers(o: PasswordHandlerOptions) {
   async function put(ctx: RequestContext, params: Readonly<Record<string, string>>): Promise<Reply> {
     requireTransport(ctx);
     const target = targetName(params['name'] ?? '');
-    const who = await o.auth.authenticate(ctx, target);
+    const who = await o.auth.authenticate(ctx, { bearer: true, bearerFor: target });
     // P-3: a user changes their own password; an admin anyone's (404 if absent); others 403.
     if (who.caller !== target) {
-      const caller = o.users.get(who.caller);
+      const caller = await storeSafe(() => o.users.get(who.caller));
       if (caller?.role !== 'admin') throw new HttpError(problem(403, 'forbidden', { detail: 'You may change only your own password.' }));
-      if (target === undefined || o.users.get(target) === undefined) throw new HttpError(problem(404, 'not-found', { detail: 'No such user.' }));
+      if (target === undefined || (await storeSafe(() => o.users.get(target))) === undefined) {
+        throw new HttpError(problem(404, 'not-found', { detail: 'No such user.' }));
+      }
     }
     const type = parseContentType(ctx.headers['content-type']);
     if (type?.type !== 'text/plain' || (type.charset !== undefined && type.charset !== 'utf-8')) {
@@ -58,17 +59,17 @@ export function createPasswordHandlers(o: PasswordHandlerOptions) {
     const { oldpasswd, newpasswd } = parseForm(text);
     const target = targetName(params['name'] ?? '');
     const account = target ?? params['name'] ?? '';
-    const attempt = o.auth.gate(account, ctx.address);
+    const attempt = await o.auth.gate(account, ctx.address);
     try {
-      const record = target === undefined ? undefined : await overloadSafe(() => o.users.verify(target, oldpasswd));
+      const record = target === undefined ? undefined : await storeSafe(() => o.users.verify(target, oldpasswd));
       if (record === undefined || target === undefined) {
-        attempt.fail();
+        await attempt.fail();
         // P-5: the old password is in the body, so no challenge is owed: 403, not 401.
         throw new HttpError(problem(403, 'invalid-credentials', { detail: 'The user name or the old password is wrong.' }));
       }
-      attempt.succeed();
+      await attempt.succeed();
     } finally {
-      attempt.release();
+      await attempt.release();
     }
     await change(target as string, newpasswd, { via: 'form', by: target as string, knownCurrent: oldpasswd });
     return NO_CONTENT;
@@ -77,18 +78,9 @@ export function createPasswordHandlers(o: PasswordHandlerOptions) {
   async function change(target: string, password: string, options: Parameters<Users['setPassword']>[2]): Promise<void> {
     let outcome;
     try {
-      outcome = await overloadSafe(() => o.users.setPassword(target, password, options));
+      outcome = await storeSafe(() => o.users.setPassword(target, password, options));
     } catch (error) {
-      if (error instanceof PasswordPolicyError) {
-        throw new HttpError(
-          problem(422, 'password-policy', { detail: 'The new password does not meet the password policy.', violations: [...error.violations] }),
-        );
-      }
-      if (error instanceof ServiceError && (error.code === 'ERR_STORE_WRITE' || error.code === 'ERR_STORE_LOCKED')) {
-        throw new HttpError(problem(503, 'overloaded', { detail: 'The change could not be saved; nothing was changed. Retry shortly.' }), {
-          'retry-after': '1',
-        });
-      }
+      if (error instanceof PasswordPolicyError) throw policyError(error);
       throw error;
     }
     if (outcome === 'not-found') throw new HttpError(problem(404, 'not-found', { detail: 'No such user.' }));
@@ -128,6 +120,11 @@ function parseForm(text: string): { oldpasswd: string; newpasswd: string } {
   }
   if (hasLoneSurrogate(oldpasswd) || hasLoneSurrogate(newpasswd)) throw badRequest('Passwords must be valid Unicode (no lone surrogates).');
   return { oldpasswd, newpasswd };
+}
+
+/** P-6: 422 with the violated rules' codes. */
+export function policyError(error: PasswordPolicyError): HttpError {
+  return new HttpError(problem(422, 'password-policy', { detail: 'The new password does not meet the password policy.', violations: [...error.violations] }));
 }
 
 function badRequest(detail: string): HttpError {

@@ -53,12 +53,33 @@ export async function hashPassword(prepared: string, cost: ScryptCost = DEFAULT_
  * (such a string is store corruption, not something a client can cause;
  * unknown users go through {@link createDummyHash} instead).
  */
-export async function verifyPassword(prepared: string, phc: string): Promise<boolean> {
+export async function verifyPassword(prepared: string, phc: string, atLeast?: ScryptCost): Promise<boolean> {
   const parsed = parsePhc(phc);
   // A lone surrogate would encode as U+FFFD and could match a stored U+FFFD (U-4).
   if (parsed === undefined || hasLoneSurrogate(prepared)) return false;
   const key = await derive(prepared, parsed.salt, parsed.cost, parsed.key.length);
-  return timingSafeEqual(key, parsed.key);
+  const ok = timingSafeEqual(key, parsed.key);
+  // U-3 (amended): a hash below the configured cost must not answer faster than the dummy hash
+  // of an unknown user, or raising the cost would tell an attacker which names exist.
+  if (atLeast !== undefined) await spendDifference(parsed.cost, atLeast);
+  return ok;
+}
+
+/**
+ * Spends scrypt work worth `target` minus `done` (work ~ N·r·p), as a few scrypt calls on random
+ * input at the target's r whose N are the powers of two that sum to the difference.
+ */
+async function spendDifference(done: ScryptCost, target: ScryptCost): Promise<void> {
+  checkCost(target);
+  let units = Math.floor((2 ** target.ln * target.r * target.p - 2 ** done.ln * done.r * done.p) / target.r);
+  const salt = randomBytes(SALT_BYTES);
+  for (let ln = target.ln; ln >= LN.min && units >= 2 ** LN.min; ln--) {
+    const N = 2 ** ln;
+    while (units >= N) {
+      units -= N;
+      await derive(randomBytes(16).toString('base64url'), salt, { ln, r: target.r, p: 1 }, KEY_BYTES);
+    }
+  }
 }
 
 /**

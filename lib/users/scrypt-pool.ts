@@ -60,11 +60,21 @@ const waiting: Array<() => void> = [];
 const idle: Worker[] = [];
 const idleTimers = new Map<Worker, NodeJS.Timeout>();
 
+/** Hashes computed by this process and their work (N·r·p summed), for metrics and tests. */
+const stats = { count: 0, work: 0 };
+
+/** A snapshot of the process's scrypt count and work so far (they only grow). */
+export function scryptStats(): { readonly count: number; readonly work: number } {
+  return { count: stats.count, work: stats.work };
+}
+
 /** scrypt into `keyLength` bytes, off the event loop, at a lower priority where the OS allows it. */
 export function scryptKey(input: Buffer, salt: Buffer, keyLength: number, options: ScryptOptions): Promise<Buffer> {
   return new Promise<Buffer>((resolve, reject) => {
     const start = (): void => {
       running++;
+      stats.count++;
+      stats.work += (options.N ?? 16_384) * (options.r ?? 8) * (options.p ?? 1);
       hash(input, salt, keyLength, options)
         .then(resolve, reject)
         .finally(() => {

@@ -1,5 +1,6 @@
 // Options of openStore(), validated once (STYLE §5).
 import { ServiceError } from '../errors.js';
+import { resolveThrottlePolicy, type ThrottlePolicy } from './ledgers.js';
 
 /** Points where a test (or an embedder) can observe or fail the store's writes. */
 export interface StoreHooks {
@@ -11,6 +12,8 @@ export interface StoreHooks {
   beforeCompact?: () => void | Promise<void>;
   /** Told when a background compaction fails (the journal stays valid; it is retried later). */
   onCompactError?: (error: unknown) => void;
+  /** Told about something worth an operator's attention that did not stop the store. */
+  onWarning?: (message: string) => void;
 }
 
 export interface StoreOptions {
@@ -23,6 +26,8 @@ export interface StoreOptions {
   /** A lock file its holder has not refreshed for this long is taken over. @default 30_000 */
   staleLockMs?: number;
   hooks?: StoreHooks;
+  /** P-8 numbers for the store's throttle ledger. @default DEFAULT_THROTTLE_POLICY */
+  throttle?: Partial<ThrottlePolicy>;
 }
 
 export interface StoreConfig {
@@ -31,10 +36,11 @@ export interface StoreConfig {
   readonly lockTimeoutMs: number;
   readonly staleLockMs: number;
   readonly hooks: StoreHooks;
+  readonly throttle: ThrottlePolicy;
 }
 
-const KNOWN: { [K in keyof StoreOptions]-?: true } = { now: true, compactBytes: true, lockTimeoutMs: true, staleLockMs: true, hooks: true };
-const KNOWN_HOOKS: { [K in keyof StoreHooks]-?: true } = { beforeAppend: true, beforeSync: true, beforeCompact: true, onCompactError: true };
+const KNOWN: { [K in keyof StoreOptions]-?: true } = { now: true, compactBytes: true, lockTimeoutMs: true, staleLockMs: true, hooks: true, throttle: true };
+const KNOWN_HOOKS: { [K in keyof StoreHooks]-?: true } = { beforeAppend: true, beforeSync: true, beforeCompact: true, onCompactError: true, onWarning: true };
 
 export function resolveStoreOptions(path: unknown, options: StoreOptions): StoreConfig {
   if (typeof path !== 'string' || path === '') throw invalid(`the store path must be a non-empty string, got ${JSON.stringify(path)}`);
@@ -56,6 +62,7 @@ export function resolveStoreOptions(path: unknown, options: StoreOptions): Store
     lockTimeoutMs: integerAtLeast(options.lockTimeoutMs ?? 10_000, 'lockTimeoutMs', 0),
     staleLockMs: integerAtLeast(options.staleLockMs ?? 30_000, 'staleLockMs', 1),
     hooks: Object.freeze({ ...hooks }),
+    throttle: resolveThrottlePolicy(options.throttle),
   });
 }
 

@@ -5,12 +5,15 @@
 // Concurrency: calls on one Store run one at a time (a promise queue), and every disk access
 // holds the cross-process lock file, so the server and the CLI can share one store. Before each
 // read-modify-write the store catches up with what other processes appended or compacted.
+import { createHash } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { ServiceError } from '../errors.js';
 import type { JournalOp } from './store-format.js';
+import { createFileLedgers, type FileLedgers } from './ledger-file.js';
+import type { IssuanceLedger, NonceLedger, ThrottleLedger } from './ledgers.js';
 import { acquireLock, sweepLockLeftovers, type LockOptions } from './store-lock.js';
-import { resolveStoreOptions, type StoreHooks, type StoreOptions } from './store-options.js';
+import { resolveStoreOptions, type StoreConfig, type StoreHooks, type StoreOptions } from './store-options.js';
 import { checkRecord, type UserRecord } from './store-record.js';
 import { Replica } from './store-replica.js';
 
@@ -23,21 +26,49 @@ export interface UpdateDecision<T> {
   readonly result: T;
 }
 
+/** What an update function may know besides the user, as of the same atomic moment. */
+export interface UpdateView {
+  /** The number of admins; counted only when the update asked for it (0 otherwise). */
+  readonly admins: number;
+}
+
+export interface UpdateOptions {
+  /** Count the admins for the view (R-5, R-6: the last admin is protected). */
+  readonly countAdmins?: boolean;
+}
+
+export interface Page {
+  readonly users: readonly UserRecord[];
+  /** True when users after the last one exist. */
+  readonly more: boolean;
+}
+
+/**
+ * Where users and the state that decides a login live. Two implementations: the JSON file (the
+ * default, this file) and PostgreSQL (postgres/). Reads are fresh: a change made by another
+ * process sharing the store is seen by the next read (S-2, S-3).
+ */
 export interface Store {
-  /** The user as of the last refresh or write, from memory. */
-  get(name: string): UserRecord | undefined;
-  /** All users, sorted by name (UTF-16 code unit order). */
-  list(): UserRecord[];
-  readonly size: number;
-  /** Picks up other processes' writes; one stat() when nothing changed. */
-  refresh(): Promise<void>;
+  get(name: string): Promise<UserRecord | undefined>;
+  /** Users sorted by name (UTF-16 code unit order), those after `after`, at most `limit`. */
+  page(options: { readonly after?: string | undefined; readonly limit: number }): Promise<Page>;
+  /** Every user, sorted as page(). */
+  list(): Promise<UserRecord[]>;
+  count(): Promise<number>;
+  /** RFC 7616 §3.4.4 userhash: the user whose H(name ":" realm) under `algorithm` is `hash` (hex). */
+  findByUserhash(algorithm: 'SHA-256' | 'MD5', realm: string, hash: string): Promise<string | undefined>;
   /**
-   * Atomic read-modify-write of one user, after catching up with the disk, under the in-process
-   * queue and the cross-process lock. Resolves once the change is durable. `fn` must be
-   * synchronous (hash passwords before calling); if it throws, nothing is written and the error
-   * propagates. A failed write rejects with ERR_STORE_WRITE and changes nothing in memory.
+   * Atomic read-modify-write of one user, on the latest committed state. Resolves once the change
+   * is durable. `fn` must be synchronous and runs once per call; if it throws, nothing is written
+   * and the error propagates. A failed write rejects with ERR_STORE_WRITE (or
+   * ERR_STORE_UNAVAILABLE) and changes nothing.
    */
-  update<T>(name: string, fn: (current: UserRecord | undefined) => UpdateDecision<T>): Promise<T>;
+  update<T>(name: string, fn: (current: UserRecord | undefined, view: UpdateView) => UpdateDecision<T>, options?: UpdateOptions): Promise<T>;
+  /** Readiness (H-3): resolves when the store can serve reads and writes, rejects otherwise. */
+  ping(): Promise<void>;
+  readonly throttle: ThrottleLedger;
+  readonly nonces: NonceLedger;
+  readonly issuance: IssuanceLedger;
   /** Waits for queued work (including a compaction) and refuses further updates. */
   close(): Promise<void>;
 }
@@ -51,7 +82,7 @@ export async function openStore(path: string, options: StoreOptions = {}): Promi
   } catch (error) {
     throw new ServiceError('ERR_STORE_WRITE', `cannot create the directory of the users store ${absolute}: ${(error as Error).message}`, { cause: error });
   }
-  const store = new FileStore(absolute, config.compactBytes, config.hooks, { timeoutMs: config.lockTimeoutMs, staleMs: config.staleLockMs, now: config.now });
+  const store = new FileStore(absolute, config);
   await store.init();
   return store;
 }
@@ -63,30 +94,96 @@ class FileStore implements Store {
   readonly #hooks: StoreHooks;
   readonly #lock: LockOptions;
   readonly #replica: Replica;
+  readonly #ledgers: FileLedgers;
+  readonly #userhashes = new Map<string, { readonly users: readonly UserRecord[]; readonly map: ReadonlyMap<string, string> }>();
   #tail: Promise<unknown> = Promise.resolve();
   #pendingRefresh: Promise<void> | undefined;
   #compactQueued = false;
   #closed = false;
 
-  constructor(path: string, compactBytes: number, hooks: StoreHooks, lock: LockOptions) {
+  constructor(path: string, config: StoreConfig) {
     this.#path = path;
     this.#lockPath = `${path}.lock`;
-    this.#compactBytes = compactBytes;
-    this.#hooks = hooks;
-    this.#lock = lock;
-    this.#replica = new Replica(path, hooks);
+    this.#compactBytes = config.compactBytes;
+    this.#hooks = config.hooks;
+    this.#lock = { timeoutMs: config.lockTimeoutMs, staleMs: config.staleLockMs, now: config.now };
+    this.#replica = new Replica(path, config.hooks);
+    this.#ledgers = createFileLedgers({
+      path: `${path}.ledger`,
+      policy: config.throttle,
+      now: config.now,
+      exclusive: (task) => this.#exclusive(task),
+      ...(config.hooks.onWarning === undefined ? {} : { warn: config.hooks.onWarning }),
+    });
   }
 
-  get size(): number {
-    return this.#replica.users.size;
+  get throttle(): ThrottleLedger {
+    return this.#ledgers.throttle;
   }
 
-  get(name: string): UserRecord | undefined {
+  get nonces(): NonceLedger {
+    return this.#ledgers.nonces;
+  }
+
+  get issuance(): IssuanceLedger {
+    return this.#ledgers.issuance;
+  }
+
+  async get(name: string): Promise<UserRecord | undefined> {
+    await this.#refresh();
     return this.#replica.users.get(name);
   }
 
-  list(): UserRecord[] {
+  async page(options: { readonly after?: string | undefined; readonly limit: number }): Promise<Page> {
+    await this.#refresh();
+    const sorted = this.#replica.sorted();
+    // Binary search for the first name after `after`: a page costs O(log n + limit), no copy of the list.
+    let low = 0;
+    if (options.after !== undefined) {
+      const after = options.after;
+      let high = sorted.length;
+      while (low < high) {
+        const mid = (low + high) >>> 1;
+        if ((sorted[mid] as UserRecord).name <= after) low = mid + 1;
+        else high = mid;
+      }
+    }
+    const users = sorted.slice(low, low + options.limit);
+    return { users, more: low + options.limit < sorted.length };
+  }
+
+  async list(): Promise<UserRecord[]> {
+    await this.#refresh();
     return [...this.#replica.sorted()];
+  }
+
+  async count(): Promise<number> {
+    await this.#refresh();
+    return this.#replica.users.size;
+  }
+
+  async findByUserhash(algorithm: 'SHA-256' | 'MD5', realm: string, hash: string): Promise<string | undefined> {
+    await this.#refresh();
+    // Rebuilt when the user list changed (sorted() is a new array then): O(1) per look-up.
+    const users = this.#replica.sorted();
+    let index = this.#userhashes.get(realm);
+    if (index?.users !== users) {
+      const map = new Map<string, string>();
+      for (const { name } of users) {
+        map.set(`SHA-256:${userhash('sha256', name, realm)}`, name);
+        map.set(`MD5:${userhash('md5', name, realm)}`, name);
+      }
+      index = { users, map };
+      this.#userhashes.clear();
+      this.#userhashes.set(realm, index);
+    }
+    return index.map.get(`${algorithm}:${hash.toLowerCase()}`);
+  }
+
+  async ping(): Promise<void> {
+    this.#assertOpen();
+    // The lock taken and the files read: what every write needs.
+    await this.#exclusive(() => this.#replica.sync());
   }
 
   async init(): Promise<void> {
@@ -94,9 +191,11 @@ class FileStore implements Store {
       await sweepLockLeftovers(this.#lockPath);
       await this.#replica.open();
     });
+    await this.#ledgers.load();
   }
 
-  async refresh(): Promise<void> {
+  /** Picks up other processes' writes; one stat() when nothing changed. */
+  async #refresh(): Promise<void> {
     this.#assertOpen();
     if (await this.#replica.unchanged()) return;
     // Concurrent callers share one queued catch-up; one that arrives after it started queues anew.
@@ -113,14 +212,14 @@ class FileStore implements Store {
     return this.#pendingRefresh;
   }
 
-  async update<T>(name: string, fn: (current: UserRecord | undefined) => UpdateDecision<T>): Promise<T> {
+  async update<T>(name: string, fn: (current: UserRecord | undefined, view: UpdateView) => UpdateDecision<T>, options: UpdateOptions = {}): Promise<T> {
     this.#assertOpen();
     if (typeof name !== 'string') throw new ServiceError('ERR_INVALID_OPTION', 'update() needs a user name string');
     if (typeof fn !== 'function') throw new ServiceError('ERR_INVALID_OPTION', 'update() needs a function');
     const { result, compact } = await this.#exclusive(async () => {
       await this.#replica.sync();
       const current = this.#replica.users.get(name);
-      const { next, result } = fn(current);
+      const { next, result } = fn(current, { admins: options.countAdmins === true ? this.#admins() : 0 });
       const op = toOp(name, current, next);
       if (op === undefined) return { result, compact: false };
       try {
@@ -150,6 +249,12 @@ class FileStore implements Store {
     } while (tail !== this.#tail);
   }
 
+  #admins(): number {
+    let admins = 0;
+    for (const user of this.#replica.users.values()) if (user.role === 'admin') admins++;
+    return admins;
+  }
+
   #assertOpen(): void {
     if (this.#closed) throw new ServiceError('ERR_STORE_CLOSED', `the users store ${this.#path} is closed`);
   }
@@ -167,6 +272,10 @@ class FileStore implements Store {
     this.#tail = run.catch(() => undefined);
     return run;
   }
+}
+
+function userhash(algorithm: 'sha256' | 'md5', name: string, realm: string): string {
+  return createHash(algorithm).update(`${name}:${realm}`, 'utf8').digest('hex');
 }
 
 function toOp(name: string, current: UserRecord | undefined, next: UserRecord | null | undefined): JournalOp | undefined {

@@ -59,30 +59,29 @@ export interface Users {
   verify(name: string, password: string): Promise<UserRecord | undefined>;
   /** Sets a password after the policy; 'not-found', or 'token-invalid' when the token was used meanwhile. */
   setPassword(name: string, password: string, options: SetPasswordOptions): Promise<'ok' | 'not-found' | 'token-invalid'>;
-  remove(name: string): Promise<boolean>;
+  /** Removes a user; 'last-admin' when it is the only admin left (R-5), unless `allowLastAdmin`. */
+  remove(name: string, options?: { readonly allowLastAdmin?: boolean }): Promise<'ok' | 'not-found' | 'last-admin'>;
+  /** Changes a role; 'last-admin' when it would demote the only admin left (R-6). */
+  setRole(name: string, role: Role): Promise<'ok' | 'not-found' | 'last-admin'>;
   list(): Promise<UserInfo[]>;
-  get(name: string): UserRecord | undefined;
+  /** A page of users sorted by name (R-3). */
+  page(options: { readonly after?: string | undefined; readonly limit: number }): Promise<{ readonly users: readonly UserInfo[]; readonly more: boolean }>;
+  /** The user's record, read fresh from the store. */
+  get(name: string): Promise<UserRecord | undefined>;
+  /** RFC 7616 userhash → name. */
+  findByUserhash(algorithm: 'SHA-256' | 'MD5', realm: string, hash: string): Promise<string | undefined>;
   /** Computes the dummy hash now, so the first unknown-user login costs what a wrong password does. */
   warmUp(): Promise<void>;
-  /** Picks up changes other processes (the CLI) made to the store. */
-  refresh(): Promise<void>;
-  /** Every user's name, from memory (sorted). */
-  names(): string[];
   issueResetToken(name: string): Promise<{ token: string; expiresAt: Date }>;
   /** True when `token` is a live reset token of `name` (does not consume it). */
-  hasResetToken(name: string, token: string): boolean;
+  hasResetToken(name: string, token: string): Promise<boolean>;
 }
 
 export function createUsers(o: UsersOptions): Users {
   let dummy: Promise<string> | undefined;
   const dummyHash = (): Promise<string> => (dummy ??= createDummyHash(o.cost));
 
-  const info = (r: UserRecord): UserInfo => ({
-    name: r.name,
-    role: r.role,
-    createdAt: new Date(r.createdAt),
-    passwordChangedAt: new Date(r.passwordChangedAt),
-  });
+  const info = toUserInfo;
 
   const validName = (name: string): string => {
     const check = checkUserName(name);
@@ -97,7 +96,7 @@ export function createUsers(o: UsersOptions): Users {
       isCurrent: async (candidate) => {
         if (current === undefined) return false;
         if (knownCurrent !== undefined) return preparePassword(knownCurrent) === candidate;
-        return o.gate.run(() => verifyPassword(candidate, current.hash));
+        return o.gate.run(() => verifyPassword(candidate, current.hash, o.cost));
       },
     });
     if (violations.length > 0) throw new PasswordPolicyError(violations);
@@ -108,8 +107,7 @@ export function createUsers(o: UsersOptions): Users {
   return {
     async add(rawName, password, role = 'user') {
       const name = validName(rawName);
-      await o.store.refresh();
-      if (o.store.get(name) !== undefined) throw new ServiceError('ERR_USER_EXISTS', `user "${name}" already exists`);
+      if ((await o.store.get(name)) !== undefined) throw new ServiceError('ERR_USER_EXISTS', `user "${name}" already exists`);
       const prepared = preparePassword(password);
       await policy(name, prepared, undefined, undefined);
       const phc = await hash(prepared);
@@ -130,11 +128,11 @@ export function createUsers(o: UsersOptions): Users {
     },
 
     async verify(name, password) {
-      await o.store.refresh();
       const prepared = preparePassword(password);
-      const record = o.store.get(name);
+      const record = await o.store.get(name);
       const phc = record?.hash ?? (await dummyHash());
-      const ok = await o.gate.run(() => verifyPassword(prepared, phc));
+      // U-3: at least the configured cost, whatever the stored hash's: no faster answer for old hashes.
+      const ok = await o.gate.run(() => verifyPassword(prepared, phc, o.cost));
       if (record === undefined || !ok) return undefined;
       const upgrade = needsRehash(record.hash, o.cost);
       if (upgrade || (o.digest !== undefined && record.digest === undefined)) {
@@ -146,12 +144,11 @@ export function createUsers(o: UsersOptions): Users {
           return { next, result: undefined };
         });
       }
-      return o.store.get(name) ?? record;
+      return (await o.store.get(name)) ?? record;
     },
 
     async setPassword(name, password, options) {
-      await o.store.refresh();
-      const current = o.store.get(name);
+      const current = await o.store.get(name);
       if (current === undefined) return 'not-found';
       const prepared = preparePassword(password);
       await policy(name, prepared, current, options.knownCurrent);
@@ -174,18 +171,42 @@ export function createUsers(o: UsersOptions): Users {
       return outcome;
     },
 
-    async remove(name) {
-      return o.store.update(name, (current) => ({ next: current === undefined ? undefined : null, result: current !== undefined }));
+    remove(name, options = {}) {
+      return o.store.update(
+        name,
+        (current, { admins }) => {
+          if (current === undefined) return { next: undefined, result: 'not-found' as const };
+          if (current.role === 'admin' && admins <= 1 && options.allowLastAdmin !== true) return { next: undefined, result: 'last-admin' as const };
+          return { next: null, result: 'ok' as const };
+        },
+        { countAdmins: true },
+      );
+    },
+
+    setRole(name, role) {
+      return o.store.update(
+        name,
+        (current, { admins }) => {
+          if (current === undefined) return { next: undefined, result: 'not-found' as const };
+          if (current.role === role) return { next: undefined, result: 'ok' as const };
+          if (current.role === 'admin' && admins <= 1) return { next: undefined, result: 'last-admin' as const };
+          return { next: { ...current, role }, result: 'ok' as const };
+        },
+        { countAdmins: true },
+      );
     },
 
     async list() {
-      await o.store.refresh();
-      return o.store.list().map(info);
+      return (await o.store.list()).map(info);
+    },
+
+    async page(options) {
+      const { users, more } = await o.store.page(options);
+      return { users: users.map(info), more };
     },
 
     get: (name) => o.store.get(name),
-    names: () => o.store.list().map((r) => r.name),
-    refresh: () => o.store.refresh(),
+    findByUserhash: (algorithm, realm, hash) => o.store.findByUserhash(algorithm, realm, hash),
     warmUp: async () => void (await dummyHash()),
 
     async issueResetToken(name) {
@@ -195,9 +216,14 @@ export function createUsers(o: UsersOptions): Users {
       return { token: issued.token, expiresAt: event.expiresAt };
     },
 
-    hasResetToken(name, token) {
-      const record = o.store.get(name);
+    async hasResetToken(name, token) {
+      const record = await o.store.get(name);
       return record !== undefined && hasLiveResetToken(record, token, o.now());
     },
   };
+}
+
+/** What may be shown of a record: never the hash, the Digest secret or tokens. */
+export function toUserInfo(r: UserRecord): UserInfo {
+  return { name: r.name, role: r.role, createdAt: new Date(r.createdAt), passwordChangedAt: new Date(r.passwordChangedAt) };
 }

@@ -153,7 +153,7 @@ test('P-10 the Digest secret is written on the next Basic login, encrypted, and 
   await off.fetch('/api/something');
   await off.service.close();
   const reopened = await openStore(store);
-  assert.equal(reopened.get('ivan')?.digest, undefined, 'dropped when Digest is turned off');
+  assert.equal((await reopened.get('ivan'))?.digest, undefined, 'dropped when Digest is turned off');
   await reopened.close();
 });
 

@@ -226,6 +226,6 @@ test('P-10 a library instance or CLI command without Digest leaves a Digest serv
   await off.close();
   const { openStore } = await import('../../lib/users/store.js');
   const reopened = await openStore(store);
-  assert.notEqual(reopened.get('kim')?.digest, undefined);
+  assert.notEqual((await reopened.get('kim'))?.digest, undefined);
   await reopened.close();
 });

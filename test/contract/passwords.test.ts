@@ -254,13 +254,13 @@ test('U-3 a hash below the configured cost is upgraded at the next successful lo
   const strong = await startService(t, { store: weak.store, scrypt: { ln: 11, r: 8, p: 1 } });
   const { openStore } = await import('../../lib/users/store.js');
   const before = await openStore(weak.store);
-  assert.match(before.get('alice')?.hash ?? '', /^\$scrypt\$ln=10,r=8,p=1\$/);
+  assert.match((await before.get('alice'))?.hash ?? '', /^\$scrypt\$ln=10,r=8,p=1\$/);
   await before.close();
   const wrong = await put(strong, 'alice', basic('alice', 'not-the-right-passphrase'), 'x');
   assert.equal(wrong.status, 401);
   assert.equal(await strong.service.users.verify('alice', ALICE_PW), true);
   const after = await openStore(weak.store);
-  assert.match(after.get('alice')?.hash ?? '', /^\$scrypt\$ln=11,r=8,p=1\$/, 'upgraded');
+  assert.match((await after.get('alice'))?.hash ?? '', /^\$scrypt\$ln=11,r=8,p=1\$/, 'upgraded');
   await after.close();
   assert.equal(await strong.service.users.verify('alice', ALICE_PW), true, 'and still verifies');
 });

@@ -54,7 +54,7 @@ test('README password examples work in order: add, PUT with Basic, POST form, re
   const out = await qs.sh(block('passwords').join('\n'));
   assert.equal(out, '', 'every curl answered 204 No Content');
   const store = await openStore(join(qs.dir, 'data', 'users.json'));
-  const alice = store.get('alice');
+  const alice = (await store.get('alice'));
   await store.close();
   assert.ok(alice);
   assert.equal(await verifyPassword('amber-glacier-puzzle-63', alice.hash), true, 'the last change in the README took effect');

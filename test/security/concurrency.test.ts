@@ -27,24 +27,25 @@ test('U-1 100 concurrent changes, 50 for distinct users and 50 for one user: no 
   const acknowledged = contested.filter((_, i) => contestedResults[i]?.status === 204);
   const others = new Set(contestedResults.map((r) => r.status).filter((status) => status !== 204));
   assert.ok(acknowledged.length >= 1, 'at least one change of the shared user is acknowledged');
-  // Later requests may find the initial password already changed: 401, then 429 (P-8). Never a 5xx.
-  for (const status of others) assert.ok(status === 401 || status === 429, `unexpected status ${status}`);
+  // Later requests may find the initial password already changed: 401, then 429 (P-8); one that
+  // waited for the attempts ahead of it longer than the bound gets 503 to retry (P-8 amended). Never a 500.
+  for (const status of others) assert.ok(status === 401 || status === 429 || status === 503, `unexpected status ${status}`);
   t.diagnostic(`shared user: ${acknowledged.length} of 50 changes acknowledged; others ${[...others].join(', ') || 'none'}`);
 
   await s.service.close();
   const store = await openStore(s.store);
   t.after(() => store.close());
   for (const { name, password } of own) {
-    const record = store.get(name);
+    const record = (await store.get(name));
     assert.ok(record !== undefined && (await verifyPassword(password, record.hash)), `${name} has the password it was acknowledged for`);
   }
-  const shared = store.get('shared');
+  const shared = (await store.get('shared'));
   assert.ok(shared !== undefined);
   const matches = [];
   for (const password of [INITIAL, ...contested]) if (await verifyPassword(password, shared.hash)) matches.push(password);
   assert.equal(matches.length, 1);
   assert.ok(acknowledged.includes(matches[0] as string), `the shared user's password (${matches[0]}) is one of those acknowledged`);
-  assert.equal(store.size, 51);
+  assert.equal((await store.count()), 51);
 });
 
 test('P-9 two concurrent uses of one reset token: exactly one succeeds (20 races)', async (t) => {

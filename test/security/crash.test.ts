@@ -94,7 +94,7 @@ test(`U-1 SIGKILL at ${RUNS} random instants while ${CLIENTS} clients change pas
       assert.fail(`run ${run} (seed ${SEED}): the store does not load after SIGKILL: ${String(error)}`);
     }
     for (const [c, name] of names.entries()) {
-      const record = reopened.get(name);
+      const record = (await reopened.get(name));
       assert.ok(record !== undefined, `run ${run}: ${name} is gone`);
       if (await verifyPassword(current[c] as string, record.hash)) continue;
       // The change in flight at the kill may have been written before its 204 could be sent.
@@ -167,7 +167,7 @@ for (const [fault, via] of injected) {
     assert.equal(await s.service.users.verify('alice', old), true);
     assert.equal(await s.service.users.verify('alice', 'lemon-lost-passphrase-2'), false);
     const disk = await openStore(s.store);
-    const record = disk.get('alice');
+    const record = await disk.get('alice');
     await disk.close();
     assert.ok(record !== undefined && (await verifyPassword(old, record.hash)), 'the store on disk still has the old password');
     await sleep(20);

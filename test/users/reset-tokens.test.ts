@@ -31,7 +31,7 @@ test('P-9: a token is 32 random bytes in base64url, and only its SHA-256 is stor
   assert.match(token, /^[A-Za-z0-9_-]{43}$/);
   assert.equal(Buffer.from(token, 'base64url').length, 32);
   assert.equal(expiresAt, 1_000 + 15 * MINUTE, 'expires after 15 minutes by default');
-  assert.deepEqual(store.get('alice')?.resetTokens, [{ hash: createHash('sha256').update(token).digest('base64url'), expiresAt }]);
+  assert.deepEqual((await store.get('alice'))?.resetTokens, [{ hash: createHash('sha256').update(token).digest('base64url'), expiresAt }]);
   const onDisk = (await readFile(path, 'utf8')) + (await readFile(`${path}.journal`, 'utf8'));
   assert.ok(!onDisk.includes(token), 'the token itself never reaches the disk');
   const other = await issueResetToken(store, 'alice');
@@ -50,7 +50,7 @@ test('P-9: a token is single use', async (t) => {
   const { token } = await issueResetToken(store, 'alice');
   assert.equal(await consumeResetToken(store, 'alice', token), true);
   assert.equal(await consumeResetToken(store, 'alice', token), false);
-  assert.deepEqual(store.get('alice')?.resetTokens, []);
+  assert.deepEqual((await store.get('alice'))?.resetTokens, []);
 });
 
 test('P-9: two concurrent consumes of one token: exactly one succeeds (same and separate Store instances)', async (t) => {
@@ -80,7 +80,7 @@ test('P-9: a token expires at expiresAt (fake clock), and expired tokens are pru
   assert.equal(await consumeResetToken(store, 'alice', token, clock), false, 'dead from expiresAt on');
   assert.equal(await consumeResetToken(store, 'alice', late, clock), false);
   assert.deepEqual(
-    store.get('alice')?.resetTokens?.map((r) => r.expiresAt),
+    (await store.get('alice'))?.resetTokens?.map((r) => r.expiresAt),
     [unused.expiresAt],
     'the expired ones are gone',
   );
@@ -118,7 +118,7 @@ test('P-9: at most maxPerUser live tokens; issuing one more drops the oldest', a
   const { store } = await storeWith(t, 'alice');
   const tokens: string[] = [];
   for (let i = 0; i < 4; i++) tokens.push((await issueResetToken(store, 'alice', { maxPerUser: 3 })).token);
-  assert.equal(store.get('alice')?.resetTokens?.length, 3);
+  assert.equal((await store.get('alice'))?.resetTokens?.length, 3);
   assert.equal(await consumeResetToken(store, 'alice', tokens[0]!), false);
   for (const token of tokens.slice(1)) assert.equal(await consumeResetToken(store, 'alice', token), true);
 });

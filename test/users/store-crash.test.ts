@@ -82,13 +82,13 @@ test('U-1: two worker processes and this one, updating one store at once, lose n
     assert.equal(code, 0, stderr);
     assert.equal(lines.at(-1), 'done');
   }
-  await store.refresh();
-  assert.equal(store.get('counter')?.passwordChangedAt, 3 * count, 'every increment counted once');
-  assert.equal(store.size, 3 * count + 1);
+    assert.equal((await store.get('counter'))?.passwordChangedAt, 3 * count, 'every increment counted once');
+  assert.equal((await store.count()), 3 * count + 1);
+  const expected = await store.list();
   await store.close();
 
   const reopened = await openStore(path);
-  assert.deepEqual(reopened.list(), store.list());
+  assert.deepEqual(await reopened.list(), expected);
   await reopened.close();
 });
 
@@ -117,8 +117,8 @@ test(`U-1: kill -9 at a random moment keeps every acknowledged change (${KILL_RU
     } catch (error) {
       assert.fail(`run ${run} (seed ${SEED}): the store does not load after kill -9: ${String(error)}`);
     }
-    for (const i of acked) assert.ok(store.get(`${prefix}-${i}`), `run ${run} (seed ${SEED}): acknowledged ${prefix}-${i} is missing`);
-    const counter = store.get('counter')?.passwordChangedAt ?? -1;
+    for (const i of acked) assert.ok((await store.get(`${prefix}-${i}`)), `run ${run} (seed ${SEED}): acknowledged ${prefix}-${i} is missing`);
+    const counter = (await store.get('counter'))?.passwordChangedAt ?? -1;
     assert.ok(counter >= last, `run ${run} (seed ${SEED}): counter ${counter} < last acknowledged ${last}`);
     await store.close();
   }

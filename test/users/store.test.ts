@@ -44,8 +44,8 @@ test('U-1: a missing store is created empty, directory 0700 and files 0600', asy
   const dir = await tempDir(t);
   const path = join(dir, 'nested', 'deeper', 'users.json');
   const store = await open(t, path);
-  assert.equal(store.size, 0);
-  assert.deepEqual(store.list(), []);
+  assert.equal((await store.count()), 0);
+  assert.deepEqual((await store.list()), []);
   assert.equal((await stat(join(dir, 'nested'))).mode & 0o777, 0o700);
   assert.equal((await stat(path)).mode & 0o777, 0o600);
   assert.equal((await stat(`${path}.journal`)).mode & 0o777, 0o600);
@@ -72,28 +72,28 @@ test('U-2: create, read, update, delete; list is sorted by name', async (t) => {
   await put(store, user('carol'));
   await put(store, user('alice', { role: 'admin' }));
   await put(store, user('Bob'));
-  assert.equal(store.size, 3);
+  assert.equal((await store.count()), 3);
   assert.deepEqual(
-    store.list().map((u) => u.name),
+    (await store.list()).map((u) => u.name),
     ['Bob', 'alice', 'carol'],
   );
-  assert.equal(store.get('alice')?.role, 'admin');
-  assert.equal(store.get('ALICE'), undefined, 'names are case-sensitive');
+  assert.equal((await store.get('alice'))?.role, 'admin');
+  assert.equal((await store.get('ALICE')), undefined, 'names are case-sensitive');
 
   const previous = await store.update('alice', (current) => ({ next: { ...current!, hash: 'new-hash', passwordChangedAt: 2 }, result: current?.hash }));
   assert.equal(previous, user('alice').hash);
-  assert.equal(store.get('alice')?.hash, 'new-hash');
+  assert.equal((await store.get('alice'))?.hash, 'new-hash');
 
   const deleted = await store.update('Bob', (current) => ({ next: null, result: current !== undefined }));
   assert.equal(deleted, true);
-  assert.equal(store.get('Bob'), undefined);
-  assert.equal(store.size, 2);
+  assert.equal((await store.get('Bob')), undefined);
+  assert.equal((await store.count()), 2);
 });
 
 test('U-1: records handed out are frozen, so callers cannot change memory behind the store', async (t) => {
   const store = await open(t, join(await tempDir(t), 'users.json'));
   await put(store, user('alice', { resetTokens: [{ hash: 'x', expiresAt: 5 }] }));
-  const alice = store.get('alice')!;
+  const alice = (await store.get('alice'))!;
   assert.ok(Object.isFrozen(alice));
   assert.ok(Object.isFrozen(alice.resetTokens));
   assert.throws(() => {
@@ -117,7 +117,7 @@ test('U-1: next=undefined, deleting a missing user and a throwing fn write nothi
     (error) => error === boom,
   );
   assert.deepEqual(await readFile(`${path}.journal`), before);
-  assert.deepEqual(store.get('alice'), user('alice'));
+  assert.deepEqual((await store.get('alice')), user('alice'));
 });
 
 const badRecords: ReadonlyArray<readonly [label: string, name: string, record: unknown, code: string]> = [
@@ -146,7 +146,7 @@ for (const [label, name, record, code] of badRecords) {
       store.update(name, () => ({ next: record as UserRecord, result: undefined })),
       { code },
     );
-    assert.equal(store.size, 0);
+    assert.equal((await store.count()), 0);
     assert.deepEqual(await readFile(`${path}.journal`), before);
   });
 }
@@ -155,7 +155,7 @@ test('U-2: a 64-character name, and one of 64 astral characters, are accepted', 
   const store = await open(t, join(await tempDir(t), 'users.json'));
   await put(store, user('x'.repeat(64)));
   await put(store, user('😀'.repeat(64)));
-  assert.equal(store.size, 2);
+  assert.equal((await store.count()), 2);
 });
 
 test('U-1: a reopened store equals the one in memory', async (t) => {
@@ -165,8 +165,8 @@ test('U-1: a reopened store equals the one in memory', async (t) => {
   for (let i = 0; i < 20; i += 3) await store.update(`user-${i}`, () => ({ next: null, result: undefined }));
   await put(store, user('user-1', { digest: 'opaque', resetTokens: [{ hash: 'h', expiresAt: 9 }], role: 'admin' }));
   const reopened = await open(t, path);
-  assert.deepEqual(reopened.list(), store.list());
-  assert.equal(reopened.size, store.size);
+  assert.deepEqual((await reopened.list()), (await store.list()));
+  assert.equal((await reopened.count()), (await store.count()));
 });
 
 test('U-1: compaction (tiny compactBytes) folds the journal into the snapshot and keeps everything', async (t) => {
@@ -174,14 +174,14 @@ test('U-1: compaction (tiny compactBytes) folds the journal into the snapshot an
   const store = await openStore(path, { compactBytes: 1 });
   for (let i = 0; i < 10; i++) await put(store, user(`user-${i}`, { passwordChangedAt: i }));
   await store.update('user-3', () => ({ next: null, result: undefined }));
-  const expected = store.list();
+  const expected = (await store.list());
   await store.close();
   const snapshot = JSON.parse(await readFile(path, 'utf8')) as { generation: number; users: unknown[] };
   assert.ok(snapshot.generation > 0, 'a new generation was written');
   assert.equal(snapshot.users.length, 9);
   assert.equal(await readFile(`${path}.journal`, 'utf8'), journalHeader(snapshot.generation));
   const reopened = await open(t, path);
-  assert.deepEqual(reopened.list(), expected);
+  assert.deepEqual((await reopened.list()), expected);
 });
 
 test('U-1: a failed compaction is reported, loses nothing, and the store keeps working', async (t) => {
@@ -203,12 +203,12 @@ test('U-1: a failed compaction is reported, loses nothing, and the store keeps w
   assert.equal((JSON.parse(await readFile(path, 'utf8')) as { generation: number }).generation, 0);
 
   const store = await openStore(path, { compactBytes: 1 });
-  assert.equal(store.size, 2);
+  assert.equal((await store.count()), 2);
   await put(store, user('carol'));
-  const expected = store.list();
+  const expected = (await store.list());
   await store.close();
   assert.equal((JSON.parse(await readFile(path, 'utf8')) as { generation: number }).generation, 1);
-  assert.deepEqual((await open(t, path)).list(), expected);
+  assert.deepEqual((await (await open(t, path)).list()), expected);
 });
 
 test('U-1: a journal older than the snapshot (compaction died between renames) is ignored, then replaced', async (t) => {
@@ -218,11 +218,11 @@ test('U-1: a journal older than the snapshot (compaction died between renames) i
   await writeFile(path, snapshotText(1, [user('alice', { passwordChangedAt: 2 })]), { mode: 0o600 });
   await writeFile(`${path}.journal`, journalHeader(0) + journalLine({ op: 'put', user: user('alice', { passwordChangedAt: 1 }) }), { mode: 0o600 });
   const store = await open(t, path);
-  assert.equal(store.get('alice')?.passwordChangedAt, 2);
+  assert.equal((await store.get('alice'))?.passwordChangedAt, 2);
   await put(store, user('bob'));
   assert.ok((await readFile(`${path}.journal`, 'utf8')).startsWith(journalHeader(1)));
   const reopened = await open(t, path);
-  assert.deepEqual(reopened.list(), store.list());
+  assert.deepEqual((await reopened.list()), (await store.list()));
 });
 
 const corruptions: ReadonlyArray<readonly [label: string, snapshot: string | undefined, journal: string | undefined, names: string, line?: number]> = [
@@ -273,7 +273,7 @@ test('U-1: a store corrupted while open makes the next update fail and is not ov
   await writeFile(path, 'not json');
   const before = await snapshotOfFiles(dir);
   await assert.rejects(put(store, user('bob')), { code: 'ERR_STORE_CORRUPT' });
-  assert.equal(store.get('alice')?.name, 'alice', 'memory keeps the last good state');
+  assert.equal((await store.get('alice'))?.name, 'alice', 'memory keeps the last good state');
   assert.deepEqual(await snapshotOfFiles(dir), before);
 });
 
@@ -287,7 +287,7 @@ test('U-1: a torn last journal line is ignored on load and truncated before the 
 
   const store = await open(t, path);
   assert.deepEqual(
-    store.list().map((u) => u.name),
+    (await store.list()).map((u) => u.name),
     ['alice'],
   );
   await put(store, user('carol'));
@@ -295,7 +295,7 @@ test('U-1: a torn last journal line is ignored on load and truncated before the 
   assert.equal(lines.pop(), '', 'ends with a newline');
   for (const line of lines) JSON.parse(line);
   assert.deepEqual(
-    (await open(t, path)).list().map((u) => u.name),
+    (await (await open(t, path)).list()).map((u) => u.name),
     ['alice', 'carol'],
   );
 });
@@ -311,32 +311,27 @@ test('U-1: two Store instances on one path in one process lose no write', async 
     work.push(increment(a), increment(b), put(i % 2 === 0 ? a : b, user(`u-${i}`)));
   }
   await Promise.all(work);
-  await a.refresh();
-  await b.refresh();
-  assert.equal(a.get('counter')?.passwordChangedAt, 80);
-  assert.deepEqual(a.list(), b.list());
-  assert.equal(b.size, 41);
+  assert.equal((await a.get('counter'))?.passwordChangedAt, 80);
+  assert.deepEqual(await a.list(), await b.list());
+  assert.equal(await b.count(), 41);
 });
 
-test('U-1: refresh() picks up another instance\'s writes, deletions and compactions', async (t) => {
+test('U-1, S-3: every read sees another instance\'s writes, deletions and compactions', async (t) => {
   const path = join(await tempDir(t), 'users.json');
   const writer = await openStore(path, { compactBytes: 1 });
   const reader = await open(t, path);
+  assert.equal(await reader.get('alice'), undefined);
   await put(writer, user('alice'));
-  assert.equal(reader.get('alice'), undefined, 'reads come from memory');
-  await reader.refresh();
-  assert.equal(reader.get('alice')?.name, 'alice');
+  assert.equal((await reader.get('alice'))?.name, 'alice');
   await writer.update('alice', () => ({ next: null, result: undefined }));
   await put(writer, user('bob'));
   await writer.close(); // waits for the queued compaction
   assert.ok((JSON.parse(await readFile(path, 'utf8')) as { generation: number }).generation > 0);
-  await reader.refresh();
   assert.deepEqual(
-    reader.list().map((u) => u.name),
+    (await reader.list()).map((u) => u.name),
     ['bob'],
   );
-  await reader.refresh(); // nothing changed: a no-op
-  assert.equal(reader.size, 1);
+  assert.equal(await reader.count(), 1);
 });
 
 test('U-1: a lock left by a dead process is taken over', async (t) => {
@@ -402,15 +397,15 @@ for (const [label, hook] of failures) {
       { code: 'ERR_STORE_WRITE' },
     );
     await assert.rejects(put(store, user('bob')), { code: 'ERR_STORE_WRITE' });
-    assert.equal(store.get('alice')?.hash, user('alice').hash);
-    assert.equal(store.get('bob'), undefined);
+    assert.equal((await store.get('alice'))?.hash, user('alice').hash);
+    assert.equal((await store.get('bob')), undefined);
     assert.deepEqual(await readFile(`${path}.journal`), before);
-    assert.deepEqual((await open(t, path)).list(), store.list());
+    assert.deepEqual((await (await open(t, path)).list()), (await store.list()));
 
     fail = false;
     await put(store, user('bob'));
     assert.deepEqual(
-      (await open(t, path)).list().map((u) => u.name),
+      (await (await open(t, path)).list()).map((u) => u.name),
       ['alice', 'bob'],
     );
   });
@@ -420,7 +415,7 @@ test('U-1: a closed store refuses updates', async (t) => {
   const store = await openStore(join(await tempDir(t), 'users.json'));
   await store.close();
   await assert.rejects(put(store, user('alice')), { code: 'ERR_STORE_CLOSED' });
-  await assert.rejects(store.refresh(), { code: 'ERR_STORE_CLOSED' });
+  await assert.rejects(store.get('alice'), { code: 'ERR_STORE_CLOSED' });
 });
 
 const badOptions: ReadonlyArray<readonly [label: string, path: unknown, options: unknown]> = [

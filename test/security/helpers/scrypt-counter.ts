@@ -1,35 +1,30 @@
-// Counts scrypt computations in this process (issue 5: "count them"). The service runs in-process,
-// and lib/users/password-hash.ts imports `scrypt` from node:crypto as an ES module binding, so
-// the counter replaces the CommonJS export and syncs the builtin ESM exports to it.
-import crypto from 'node:crypto';
-import { syncBuiltinESMExports } from 'node:module';
+// Counts the scrypt computations this process runs (issue: "count them, not just the statuses").
+// Hashes run on worker threads (lib/users/scrypt-pool.ts), where wrapping node:crypto in this
+// thread would see nothing; the pool counts every hash it starts, and this reads that count.
+import { scryptStats } from '../../../lib/users/scrypt-pool.js';
 
 export interface ScryptCounter {
+  /** Hashes started since the counter was made or last reset. */
   readonly count: number;
+  /** Their work, N·r·p summed. */
+  readonly work: number;
   reset(): void;
-  /** Puts the original scrypt back. */
+  /** Kept for callers that restored a wrapped scrypt; nothing is wrapped now. */
   restore(): void;
 }
 
 export function countScrypt(): ScryptCounter {
-  const original = crypto.scrypt;
-  let count = 0;
-  const counting = ((...args: Parameters<typeof crypto.scrypt>) => {
-    count++;
-    return (original as (...a: unknown[]) => void)(...args);
-  }) as typeof crypto.scrypt;
-  (crypto as { scrypt: typeof crypto.scrypt }).scrypt = counting;
-  syncBuiltinESMExports();
+  let base = scryptStats();
   return {
     get count() {
-      return count;
+      return scryptStats().count - base.count;
+    },
+    get work() {
+      return scryptStats().work - base.work;
     },
     reset() {
-      count = 0;
+      base = scryptStats();
     },
-    restore() {
-      (crypto as { scrypt: typeof crypto.scrypt }).scrypt = original;
-      syncBuiltinESMExports();
-    },
+    restore() {},
   };
 }
