@@ -2,7 +2,7 @@
 // records verbatim (hashes, sealed Digest secrets, reset tokens, times). The target must hold no
 // user: a copy never merges, so it can never overwrite anyone.
 import { ServiceError } from '../errors.js';
-import type { Store } from './postgres/store-interface.js';
+import type { Store } from './store.js';
 
 /** Users written at once; enough to hide a database round trip, few enough for any pool. */
 const PARALLEL = 8;

@@ -1,6 +1,7 @@
 // Options of openStore(), validated once (STYLE §5).
 import { ServiceError } from '../errors.js';
 import { resolveThrottlePolicy, type ThrottlePolicy } from './ledgers.js';
+import type { PostgresStoreOptions } from './postgres/postgres-options.js';
 
 /** Points where a test (or an embedder) can observe or fail the store's writes. */
 export interface StoreHooks {
@@ -28,6 +29,8 @@ export interface StoreOptions {
   hooks?: StoreHooks;
   /** P-8 numbers for the store's throttle ledger. @default DEFAULT_THROTTLE_POLICY */
   throttle?: Partial<ThrottlePolicy>;
+  /** Pool and time-outs of a postgres:// store (S-6); ignored by the file store. */
+  postgres?: Omit<PostgresStoreOptions, 'throttle' | 'onBackgroundError'>;
 }
 
 export interface StoreConfig {
@@ -39,7 +42,7 @@ export interface StoreConfig {
   readonly throttle: ThrottlePolicy;
 }
 
-const KNOWN: { [K in keyof StoreOptions]-?: true } = { now: true, compactBytes: true, lockTimeoutMs: true, staleLockMs: true, hooks: true, throttle: true };
+const KNOWN: { [K in keyof StoreOptions]-?: true } = { now: true, compactBytes: true, lockTimeoutMs: true, staleLockMs: true, hooks: true, throttle: true, postgres: true };
 const KNOWN_HOOKS: { [K in keyof StoreHooks]-?: true } = { beforeAppend: true, beforeSync: true, beforeCompact: true, onCompactError: true, onWarning: true };
 
 export function resolveStoreOptions(path: unknown, options: StoreOptions): StoreConfig {

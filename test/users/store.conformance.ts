@@ -6,7 +6,8 @@ import { describe, test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Store, ThrottlePolicy, UserRecord } from '../../lib/users/postgres/store-interface.js';
+import type { ThrottlePolicy } from '../../lib/users/ledgers.js';
+import type { Store, UserRecord } from '../../lib/users/store.js';
 
 export interface StoreBacking {
   /** Opens one more store instance on the same backing store; closed by the suite. */
@@ -35,7 +36,13 @@ async function put(store: Store, record: UserRecord): Promise<void> {
 const NAMES = ['b', 'a', 'Z', 'é', '\u{10000}x', '\uE000', '\uFFFD', 'aa', '\u{1F600}'];
 const SORTED = [...NAMES].sort();
 
-export function storeConformance(label: string, factory: StoreFactory, options: { skip?: string | false } = {}): void {
+export interface ConformanceOptions {
+  readonly skip?: string | false;
+  /** Attempts in flight are shared by every instance on the store (PostgreSQL; the file store keeps them per process). */
+  readonly leasesAcrossInstances?: boolean;
+}
+
+export function storeConformance(label: string, factory: StoreFactory, options: ConformanceOptions = {}): void {
   describe(`Store conformance: ${label}`, { skip: options.skip ?? false }, () => {
     test('S-2: a user written through one instance is read fresh by another (get, count, frozen copy)', async (t) => {
       const backing = await factory(t);
@@ -204,18 +211,23 @@ export function storeConformance(label: string, factory: StoreFactory, options: 
         assert.equal((await store.throttle.reserve('hank', '192.0.2.1')).ok, true);
       });
 
-      test('P-8 amended: attempts in flight count; of 12 concurrent reservations from two instances exactly 5 pass, the rest are busy', async (t) => {
-        const backing = await factory(t);
-        const [a, b] = [await opened(t, backing), await opened(t, backing)];
-        const results = await Promise.all(Array.from({ length: 12 }, (_, i) => (i % 2 === 0 ? a : b).throttle.reserve('ivan', `198.51.100.${i}`)));
-        assert.equal(results.filter((r) => r.ok).length, 5);
-        assert.ok(results.every((r) => r.ok || r.reason === 'busy'));
-        // 'none' only drops the lease: a place frees up, and no failure was recorded.
-        const first = results.find((r) => r.ok);
-        assert.ok(first?.ok);
-        await a.throttle.settle(first.id, 'ivan', '198.51.100.0', 'none');
-        assert.equal((await b.throttle.reserve('ivan', '198.51.100.99')).ok, true);
-      });
+      for (const instances of [1, 2]) {
+        const skip = instances === 2 && options.leasesAcrossInstances !== true ? 'this store keeps attempts in flight in the process' : false;
+        test(`P-8 amended: attempts in flight count; of 12 concurrent reservations on ${instances} instance(s) exactly 5 pass, the rest are busy`, { skip }, async (t) => {
+          const backing = await factory(t);
+          const stores = [await opened(t, backing), ...(instances === 2 ? [await opened(t, backing)] : [])];
+          const pick = (i: number) => stores[i % stores.length] as Store;
+          const results = await Promise.all(Array.from({ length: 12 }, (_, i) => pick(i).throttle.reserve('ivan', `198.51.100.${i}`)));
+          assert.equal(results.filter((r) => r.ok).length, 5);
+          assert.ok(results.every((r) => r.ok || r.reason === 'busy'));
+          // 'none' only drops the lease: a place frees up, and no failure was recorded.
+          const first = results.findIndex((r) => r.ok);
+          const lease = results[first];
+          assert.ok(lease?.ok);
+          await pick(first).throttle.settle(lease.id, 'ivan', `198.51.100.${first}`, 'none');
+          assert.equal((await pick(first + 1).throttle.reserve('ivan', '198.51.100.99')).ok, true);
+        });
+      }
 
       test('P-8: a reservation of a crashed instance (never settled) expires after the lease', async (t) => {
         const backing = await factory(t);

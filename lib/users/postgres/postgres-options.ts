@@ -1,7 +1,7 @@
 // Options of openPostgresStore(), validated once (STYLE §5). The time-outs bound how long a
 // request can wait on a database that is down, restarting or slow before it gets 503 (S-6).
 import { ServiceError } from '../../errors.js';
-import type { ThrottlePolicy } from './store-interface.js';
+import { resolveThrottlePolicy, type ThrottlePolicy } from '../ledgers.js';
 
 export interface PostgresStoreOptions {
   /** Connections in this process's pool. Instances × poolSize must fit under max_connections. @default 10 */
@@ -30,15 +30,6 @@ export interface PostgresStoreConfig {
   readonly onBackgroundError: (error: unknown) => void;
 }
 
-export const DEFAULT_THROTTLE_POLICY: ThrottlePolicy = Object.freeze({
-  accountFreeFailures: 5,
-  baseDelayMs: 1_000,
-  maxDelayMs: 900_000,
-  addressMaxFailures: 50,
-  addressWindowMs: 900_000,
-  leaseMs: 30_000,
-});
-
 const KNOWN: { [K in keyof PostgresStoreOptions]-?: true } = {
   poolSize: true,
   connectTimeoutMs: true,
@@ -54,9 +45,12 @@ export function resolvePostgresOptions(options: PostgresStoreOptions): PostgresS
   for (const key of Object.keys(options)) {
     if (!(key in KNOWN)) throw invalid(`unknown PostgreSQL store option "${key}"`);
   }
-  const throttle = { ...DEFAULT_THROTTLE_POLICY, ...(options.throttle ?? {}) };
-  for (const [key, value] of Object.entries(throttle)) integerIn(value, `throttle.${key}`, 1, 2 ** 40);
-  if (throttle.maxDelayMs < throttle.baseDelayMs) throw invalid('throttle.maxDelayMs must be at least throttle.baseDelayMs');
+  let throttle: ThrottlePolicy;
+  try {
+    throttle = resolveThrottlePolicy(options.throttle);
+  } catch (error) {
+    throw invalid((error as Error).message);
+  }
   const onBackgroundError = options.onBackgroundError ?? (() => undefined);
   if (typeof onBackgroundError !== 'function') throw invalid('onBackgroundError must be a function');
   if (options.migrate !== undefined && typeof options.migrate !== 'boolean') throw invalid('migrate must be true or false');
@@ -65,7 +59,7 @@ export function resolvePostgresOptions(options: PostgresStoreOptions): PostgresS
     connectTimeoutMs: integerIn(options.connectTimeoutMs ?? 2_000, 'connectTimeoutMs', 1, 600_000),
     queryTimeoutMs: integerIn(options.queryTimeoutMs ?? 3_000, 'queryTimeoutMs', 1, 600_000),
     migrate: options.migrate ?? true,
-    throttle: Object.freeze(throttle),
+    throttle,
     cleanupIntervalMs: integerIn(options.cleanupIntervalMs ?? 60_000, 'cleanupIntervalMs', 0, 2 ** 31 - 1),
     onBackgroundError,
   });
