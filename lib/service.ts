@@ -19,6 +19,7 @@ import { isCommonPassword } from './users/common-passwords.js';
 import { createHashGate, GateFullError } from './users/hash-gate.js';
 import { openStore, type Store } from './users/store.js';
 import { createUsers, type Role, type UserInfo, type Users } from './users/users.js';
+import { digestKeyFingerprint, settingsOf, type SharedSettings } from './users/postgres/settings.js';
 
 export interface Service {
   /** A request handler for node:https, node:http or node:http2 (compat) servers (A-1). */
@@ -104,7 +105,11 @@ export function createService(options: ServiceOptions = {}): Service {
     async listen() {
       if (listeners !== undefined) throw new ServiceError('ERR_INVALID_OPTION', 'the service is already listening');
       const { store, users } = await ready();
-      if (!config.digest) await dropDigestSecrets(store);
+      const shared = settingsOf(store);
+      // S-4: on a database the first server records the settings and every later one must agree;
+      // none drops the cluster's Digest secrets to suit itself.
+      if (shared !== undefined) await shared.agree(await wantedSettings(config));
+      else if (!config.digest) await dropDigestSecrets(store);
       await users.warmUp();
       let { cert, key } = config;
       if (cert === undefined || key === undefined) {
@@ -141,14 +146,26 @@ export function createService(options: ServiceOptions = {}): Service {
 
 async function open(config: Config, log: Logger, gate: ReturnType<typeof createHashGate>): Promise<Parts> {
   isCommonPassword(''); // load the bundled list now, not during a request
-  const store = await openStore(config.store, { hooks: { onWarning: (message) => log.warn(message) } });
+  const store = await openStore(config.store, { hooks: { onWarning: (message) => log.warn(message) }, postgres: config.postgres });
+  // S-4: on a database, CLI commands and library calls follow the settings its servers recorded.
+  const recorded = await settingsOf(store)?.read().catch(async (error: unknown) => {
+    await store.close();
+    throw error;
+  });
+  const realm = recorded?.realm ?? config.realm;
   let vault: DigestVault | undefined;
-  if (config.digest) vault = await openDigestVault(config.digestKeyFile);
+  if (recorded?.digest ?? config.digest) {
+    vault = await openDigestVault(config.digestKeyFile);
+    if (recorded !== undefined && digestKeyFingerprint(await readFile(config.digestKeyFile)) !== recorded.digestKeyFingerprint) {
+      await store.close();
+      throw new ServiceError('ERR_STORE_SETTINGS', `the Digest key ${config.digestKeyFile} is not the one this database's servers use (S-4): give every instance the same --digest-key file`);
+    }
+  }
   const users = createUsers({
     store,
     gate,
     cost: config.scrypt,
-    minPasswordLength: config.minPasswordLength,
+    minPasswordLength: recorded?.minPasswordLength ?? config.minPasswordLength,
     resetTokenTtlMs: config.resetTokenTtlMs,
     now: Date.now,
     digest:
@@ -157,7 +174,7 @@ async function open(config: Config, log: Logger, gate: ReturnType<typeof createH
         : {
             seal: (name, prepared) =>
               (vault as DigestVault).seal(
-                { 'SHA-256': computeHA1('SHA-256', name, config.realm, prepared), MD5: computeHA1('MD5', name, config.realm, prepared) },
+                { 'SHA-256': computeHA1('SHA-256', name, realm, prepared), MD5: computeHA1('MD5', name, realm, prepared) },
                 name,
               ),
           },
@@ -165,11 +182,11 @@ async function open(config: Config, log: Logger, gate: ReturnType<typeof createH
     issued: (event) => fireHook(log, 'onResetToken', config.onResetToken, event),
   });
   const auth = createAuthenticator({
-    realm: config.realm,
+    realm,
     users,
     throttle: store.throttle,
     nonces: store.nonces,
-    digest: vault === undefined ? undefined : { auth: createDigestAuth({ realm: config.realm, secret: await nonceSecret(config.digestKeyFile) }), vault },
+    digest: vault === undefined ? undefined : { auth: createDigestAuth({ realm, secret: await nonceSecret(config.digestKeyFile) }), vault },
   });
   const { put, post } = createPasswordHandlers({ users, auth, maxBodyBytes: config.maxBodyBytes });
   return { store, users, put, post };
@@ -181,6 +198,16 @@ async function open(config: Config, log: Logger, gate: ReturnType<typeof createH
  */
 async function nonceSecret(keyFile: string): Promise<Buffer> {
   return Buffer.from(hkdfSync('sha256', await readFile(keyFile), Buffer.alloc(0), 'httpskit digest nonce', 32));
+}
+
+/** S-4: what this server's configuration says about the settings instances must share. */
+async function wantedSettings(config: Config): Promise<SharedSettings> {
+  return {
+    realm: config.realm,
+    digest: config.digest,
+    digestKeyFingerprint: config.digest ? digestKeyFingerprint(await readFile(config.digestKeyFile)) : null,
+    minPasswordLength: config.minPasswordLength,
+  };
 }
 
 /**

@@ -95,8 +95,12 @@ export function createDispatcher(options: DispatchOptions): (req: IncomingMessag
     if (error instanceof HttpError) {
       p = error.problem;
       headers = error.headers;
-    } else if (error instanceof ServiceError && (error.code === 'ERR_STORE_LOCKED' || error.code === 'ERR_STORE_WRITE' || error.code === 'ERR_STORE_CLOSED')) {
-      // The store is busy (another process holds the lock) or cannot write: nothing was changed.
+    } else if (
+      error instanceof ServiceError &&
+      (error.code === 'ERR_STORE_LOCKED' || error.code === 'ERR_STORE_WRITE' || error.code === 'ERR_STORE_CLOSED' || error.code === 'ERR_STORE_UNAVAILABLE')
+    ) {
+      // The store is busy (another process holds the lock), cannot write, or its database cannot
+      // answer (S-6): nothing was changed.
       log.warn('store unavailable', { id: ctx.id, code: error.code });
       p = problem(503, 'overloaded', { detail: 'The user store is busy; nothing was changed. Retry shortly.' });
       headers = { 'retry-after': '1' };

@@ -2,6 +2,7 @@
 // and compared at every start. An instance with different ones refuses to start and names the
 // difference; it never rewrites shared data to suit itself. Only replace() (the one explicit
 // command) changes them.
+import { createHmac } from 'node:crypto';
 import { ServiceError } from '../../errors.js';
 import type { Database } from './database.js';
 
@@ -88,4 +89,14 @@ function check(s: SharedSettings): void {
     (s.digestKeyFingerprint === null || typeof s.digestKeyFingerprint === 'string') &&
     Number.isSafeInteger(s.minPasswordLength);
   if (!ok) throw new ServiceError('ERR_INVALID_OPTION', 'settings need realm (string), digest (boolean), digestKeyFingerprint (string or null) and minPasswordLength (integer)');
+}
+
+/** The settings ledger of a store that has one (PostgreSQL); undefined for the file store. */
+export function settingsOf(store: object): SettingsLedger | undefined {
+  return (store as { settings?: SettingsLedger }).settings;
+}
+
+/** Names the Digest key without revealing it: an HMAC under the key of a fixed label. */
+export function digestKeyFingerprint(key: Buffer): string {
+  return createHmac('sha256', key).update('httpskit digest key fingerprint v1').digest('hex').slice(0, 32);
 }
