@@ -37,8 +37,13 @@ export async function startForwardingProxy(options: { backends: readonly string[
         answered[index] = (answered[index] ?? 0) + 1;
         res.writeHead(answer.statusCode ?? 502, answer.headers);
         answer.pipe(res);
+        // A backend killed half-way through its answer: the client's connection is cut too.
+        answer.on('aborted', () => res.destroy());
+        answer.on('error', () => res.destroy());
       },
     );
+    // A backend that hangs is as good as dead to the client: a real balancer times out too.
+    upstream.setTimeout(30_000, () => upstream.destroy(new Error('backend timed out')));
     upstream.on('error', (error: NodeJS.ErrnoException) => {
       if (error.code === 'ECONNREFUSED' && triesLeft > 1) {
         forward(req, res, body, (index + 1) % backends.length, triesLeft - 1);
