@@ -133,6 +133,22 @@ export function scenarios(): Scenario[] {
       });
     }
   }
+  // What the operator's switches cost (README "Logging", "Metrics"): the access log on, the same
+  // sink turned off by --log-level off, and metrics on, each against httpskit with no logger.
+  list.push({
+    name: 'https keep-alive json, access log and metrics',
+    proto: 'https',
+    path: '/api/something.json?param1=hello',
+    headers: {},
+    expectedBody: JSON_BODY,
+    mode: 'keepalive',
+    servers: ['httpskit', 'httpskit+log', 'httpskit+log-off', 'httpskit+metrics'],
+    comparisons: [
+      ['httpskit+log', 'httpskit', undefined],
+      ['httpskit+log-off', 'httpskit', undefined],
+      ['httpskit+metrics', 'httpskit', undefined],
+    ],
+  });
   list.push({
     name: 'https new connection per request, json',
     proto: 'https',

@@ -3,6 +3,8 @@
 //   node --expose-gc bench/results/build/bench/negotiation.js [--rounds N] [--json]
 // Every call gets a fresh string (as the HTTP parser hands each request its own), so the cache
 // pays for hashing the header every time; "uncached" turns the cache off to time the parser itself.
+// The service's list is timed with the service's options (N-2's charset rule on); the "library"
+// rows time an application's list with parameters on the offered side (A-3), options off.
 import Negotiator from 'negotiator';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -10,10 +12,14 @@ import { createNegotiator } from '../lib/negotiate/negotiate.js';
 import { median, rotate } from './stats.js';
 import { collectGarbage } from './xml.js';
 
+/** The service's offered list and options (lib/representation/select.ts): the hot path. */
 const OFFERED = ['application/json', 'application/xml', 'text/xml'];
+const SERVICE = { charsetUtf8: true } as const;
+/** An application's list (A-3): versioned types, parameters on the offered side. */
+const VERSIONED = ['application/vnd.example+json;version=1', 'application/vnd.example+json;version=2', 'application/json'];
 
-/** Real Accept headers, as sent by the clients named. */
-export const HEADERS: ReadonlyArray<readonly [client: string, accept: string]> = [
+/** Real Accept headers, as sent by the clients named; against the service's list unless another is given. */
+export const HEADERS: ReadonlyArray<readonly [client: string, accept: string, offered?: readonly string[]]> = [
   ['Chrome/Edge navigation', 'text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,image/apng,*/*;q=0.8,application/signed-exchange;v=b3;q=0.7'],
   ['Firefox navigation', 'text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,image/png,image/svg+xml,*/*;q=0.8'],
   ['Safari navigation', 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8'],
@@ -33,6 +39,9 @@ export const HEADERS: ReadonlyArray<readonly [client: string, accept: string]> =
       'application/xml;charset=utf-8;q=0.7, text/xml;charset="utf-8";q=0.7, application/json;charset=utf-8;q=0.6, ' +
       'text/plain;format=flowed;q=0.5, image/webp;q=0.3;ext=1, application/*;charset=utf-8;q=0.2, */*;q=0.1;ext="a,b"',
   ],
+  ['library, versioned offers: API client', 'application/vnd.example+json;version=2, application/json;q=0.5', VERSIONED],
+  ['library, versioned offers: axios', 'application/json, text/plain, */*', VERSIONED],
+  ['library, versioned offers: Firefox', 'text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,image/png,image/svg+xml,*/*;q=0.8', VERSIONED],
 ];
 
 export interface NegotiationRow {
@@ -59,16 +68,27 @@ function freshCopies(text: string, count: number): string[] {
   return Array.from({ length: count }, () => bytes.toString('latin1'));
 }
 
+type Run = Record<Contender, (accept: string) => string | undefined>;
+
+// One negotiator per offered list, as an application (or the service) makes it once.
+function contenders(offered: readonly string[]): Run {
+  const options = offered === OFFERED ? SERVICE : {};
+  const list = [...offered];
+  return {
+    cached: createNegotiator(offered, options),
+    uncached: createNegotiator(offered, { ...options, cacheSize: 0 }),
+    negotiator: (accept) => new Negotiator({ headers: { accept } }).mediaType(list),
+  };
+}
+
 export function runNegotiationBench(options: { rounds?: number; calls?: number } = {}): NegotiationRow[] {
   const rounds = options.rounds ?? 15;
   const calls = options.calls ?? 20_000;
-  // One negotiator per service in httpskit (its cache sees every header); fresh ones here.
-  const cached = createNegotiator(OFFERED);
-  const uncached = createNegotiator(OFFERED, { cacheSize: 0 });
-  const run: Record<Contender, (accept: string) => string | undefined> = {
-    cached,
-    uncached,
-    negotiator: (accept) => new Negotiator({ headers: { accept } }).mediaType(OFFERED),
+  const runs = new Map<readonly string[], Run>();
+  const runFor = (offered: readonly string[] = OFFERED): Run => {
+    let run = runs.get(offered);
+    if (run === undefined) runs.set(offered, (run = contenders(offered)));
+    return run;
   };
   let sink = 0;
   const time = (fn: (accept: string) => string | undefined, inputs: readonly string[]): number => {
@@ -77,23 +97,23 @@ export function runNegotiationBench(options: { rounds?: number; calls?: number }
     return Number(process.hrtime.bigint() - start) / inputs.length;
   };
   // Warm-up, every path of every contender.
-  for (const [, accept] of HEADERS) for (const c of CONTENDERS) time(run[c], freshCopies(accept, 2_000));
+  for (const [, accept, offered] of HEADERS) for (const c of CONTENDERS) time(runFor(offered)[c], freshCopies(accept, 2_000));
 
   const samples = HEADERS.map(() => ({ cached: [] as number[], uncached: [] as number[], negotiator: [] as number[] }));
   for (let round = 0; round < rounds; round++) {
-    HEADERS.forEach(([, accept], h) => {
+    HEADERS.forEach(([, accept, offered], h) => {
       for (const c of rotate(CONTENDERS, round + h)) {
         const inputs = freshCopies(accept, calls);
         collectGarbage(); // each contender pays for its own garbage, not the previous one's
-        samples[h]![c].push(time(run[c], inputs));
+        samples[h]![c].push(time(runFor(offered)[c], inputs));
       }
     });
   }
   if (sink === 0) console.error('(sink)');
-  return HEADERS.map(([client, accept], h) => {
+  return HEADERS.map(([client, accept, offered], h) => {
     const s = samples[h]!;
-    const ours = cached(accept) ?? null;
-    const theirs = run.negotiator(accept) ?? null;
+    const ours = runFor(offered).cached(accept) ?? null;
+    const theirs = runFor(offered).negotiator(accept) ?? null;
     return {
       client,
       accept,

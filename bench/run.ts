@@ -19,6 +19,7 @@ import { runPasswordBench, type PasswordResult } from './password.js';
 import { summarizeProfile } from './profile.js';
 import { markdownNegotiation, markdownServers, markdownTable, markdownXml, tableRows, type MemoryRow, type Results, type StoreRow } from './report.js';
 import { sleep } from './stats.js';
+import type { ServerArgs } from './servers/bodies.js';
 import type { XmlRow } from './xml.js';
 
 const SECTIONS = ['negotiation', 'xml', 'store', 'http', 'tls', 'password'] as const;
@@ -42,7 +43,7 @@ const quick = values.quick === true;
 const only = new Set((values.only ?? SECTIONS.join(',')).split(',').map((s) => s.trim()));
 for (const s of only) if (!(SECTIONS as readonly string[]).includes(s)) throw new Error(`unknown section "${s}"; known: ${SECTIONS.join(', ')}`);
 const wants = (s: Section): boolean => only.has(s);
-const SERVER_SCRIPTS = [
+const SERVER_SCRIPTS: ReadonlyArray<readonly [name: string, script: string, log: boolean, extra?: Partial<ServerArgs>]> = [
   ['ceiling', 'ceiling.js', false],
   ['ceiling+headers', 'ceiling-headers.js', false],
   ['pipeline', 'dispatch.js', false],
@@ -50,7 +51,10 @@ const SERVER_SCRIPTS = [
   ['fastify', 'fastify.js', false],
   ['httpskit+log', 'httpskit.js', true],
   ['fastify+log', 'fastify.js', true],
-] as const;
+  // The operator's switches (C-6, H-5): the default sink with --log-level off, and metrics on.
+  ['httpskit+log-off', 'httpskit.js', true, { logLevel: 'off' }],
+  ['httpskit+metrics', 'httpskit.js', false, { metrics: true }],
+];
 /** New server processes are left alone this long after the last is ready (see the round loop). */
 const START_UP_SETTLE_MS = 11_000;
 const SERVER_NAMES: readonly string[] = SERVER_SCRIPTS.map(([name]) => name);
@@ -77,7 +81,7 @@ const settings = {
   probeRate: 200,
   idleSeconds: quick ? 3 : 5,
   passwordRounds: quick ? 1 : 5,
-  log: 'httpskit / fastify: no request log; httpskit+log / fastify+log: each one\'s default JSON request log on stdout, pointed at /dev/null',
+  log: 'httpskit / fastify: no request log; httpskit+log / fastify+log: each one\'s default JSON request log on stdout, pointed at /dev/null; httpskit+log-off: that sink with --log-level off; httpskit+metrics: no log, --metrics-port on',
 };
 const progress = (line: string): void => console.log(line);
 const started = Date.now();
@@ -152,10 +156,10 @@ try {
       for (let round = 0; round < settings.rounds; round++) {
         const servers = new Map<string, ServerChild>();
         try {
-          for (const [name, script, log] of SERVER_SCRIPTS) {
+          for (const [name, script, log, extra] of SERVER_SCRIPTS) {
             if (!needed.has(name)) continue;
             const profile = values['cpu-prof'] === true ? ['--cpu-prof', `--cpu-prof-dir=${join(profileDir, name)}`] : [];
-            const server = await startServer(name, script, { certFile, keyFile, log, store: join(work, `${name}-${round}.json`) }, profile);
+            const server = await startServer(name, script, { certFile, keyFile, log, store: join(work, `${name}-${round}.json`), ...extra }, profile);
             if (pinned) pinToCpu(server.pid, 0);
             servers.set(name, server);
           }

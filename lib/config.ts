@@ -2,6 +2,7 @@ import { dirname, join, resolve } from 'node:path';
 import { ServiceError } from './errors.js';
 import { parseTrustProxy, type TrustProxy } from './http/trust-proxy.js';
 import { isPostgresUrl } from './users/postgres/postgres-options.js';
+import { LOG_LEVELS, type LogLevel } from './log.js';
 
 /** The password-change events an embedder can subscribe to (CONTRACT A-4). */
 export interface ResetTokenEvent { readonly name: string; readonly token: string; readonly expiresAt: Date }
@@ -63,6 +64,10 @@ export interface ServiceOptions {
   resources?: Readonly<Record<string, ResourceLoader>>;
   /** Where log lines go (one JSON object per line), or false for none. @default process.stdout */
   log?: false | ((line: string) => void);
+  /** What is logged: 'info' (a line per request), 'warn' (4xx and 5xx), 'error' (5xx), 'off'/'silent' (errors only). @default 'info' */
+  logLevel?: 'info' | 'warn' | 'error' | 'off' | 'silent';
+  /** Port of the plain-HTTP Prometheus scrape listener on `host` (H-5); 0 picks a free one. @default undefined (off) */
+  metricsPort?: number;
   /** A-4 hooks. A hook that throws or hangs is logged and never blocks the change. */
   onResetToken?: (event: ResetTokenEvent) => unknown;
   onPasswordChanged?: (event: PasswordChangedEvent) => unknown;
@@ -107,6 +112,8 @@ export interface Config {
   readonly maxBodyBytes: number;
   readonly resources: Readonly<Record<string, ResourceLoader>>;
   readonly log: false | ((line: string) => void);
+  readonly logLevel: LogLevel;
+  readonly metricsPort: number | undefined;
   readonly onResetToken: ((event: ResetTokenEvent) => unknown) | undefined;
   readonly onPasswordChanged: ((event: PasswordChangedEvent) => unknown) | undefined;
 }
@@ -116,7 +123,7 @@ const KNOWN: { readonly [K in keyof ServiceOptions]-?: true } = {
   digestKeyFile: true, trustProxy: true, minPasswordLength: true, realm: true, hstsMaxAge: true, scrypt: true,
   resetTokenTtlMs: true, hashConcurrency: true, hashQueueLimit: true, headersTimeoutMs: true, requestTimeoutMs: true,
   keepAliveTimeoutMs: true, maxHeaderBytes: true, maxTargetLength: true, maxBodyBytes: true, resources: true, log: true,
-  onResetToken: true, onPasswordChanged: true,
+  logLevel: true, metricsPort: true, onResetToken: true, onPasswordChanged: true,
 };
 
 /** Resource names: a lowercase letter, then letters, digits, '-' and '_' (no '.', which starts an extension; also the XML root name). */
@@ -186,6 +193,8 @@ export function resolveConfig(options: ServiceOptions = {}): Config {
     maxBodyBytes: integer(o.maxBodyBytes ?? 4_096, 'maxBodyBytes', 64, 1_048_576),
     resources: Object.freeze({ ...resources }),
     log: o.log === undefined ? (line: string) => void process.stdout.write(line + '\n') : logOption(o.log),
+    logLevel: logLevel(o.logLevel ?? 'info'),
+    metricsPort: o.metricsPort === undefined ? undefined : integer(o.metricsPort, 'metricsPort', 0, 65_535),
     onResetToken: hook(o.onResetToken, 'onResetToken'),
     onPasswordChanged: hook(o.onPasswordChanged, 'onPasswordChanged'),
   });
@@ -227,6 +236,11 @@ function postgresOption(value: unknown): PostgresOptions {
   for (const key of Object.keys(value)) if (!known.includes(key)) invalid(`unknown postgres option "${key}"`);
   // The numbers are checked where they are used (resolvePostgresOptions), with the same error code.
   return value as PostgresOptions;
+}
+
+function logLevel(value: unknown): LogLevel {
+  if (typeof value !== 'string' || !LOG_LEVELS.includes(value)) invalid(`logLevel must be one of ${LOG_LEVELS.join(', ')}, got ${JSON.stringify(value)}`);
+  return value === 'silent' ? 'off' : (value as LogLevel);
 }
 
 function hook<T>(value: T | undefined, name: string): T | undefined {

@@ -8,6 +8,7 @@ export type ErrorCode =
   | 'ERR_STORE_LOCKED'
   | 'ERR_STORE_WRITE'
   | 'ERR_STORE_CLOSED'
+  | 'ERR_STORE_UNSAFE'
   | 'ERR_STORE_UNAVAILABLE'
   | 'ERR_STORE_DRIVER'
   | 'ERR_STORE_VERSION'
@@ -30,3 +31,15 @@ export class ServiceError extends Error {
     super(message, options);
   }
 }
+
+/**
+ * Codes that mean "the store cannot answer right now" (busy, unreachable, unwritable, or a file
+ * found unsafe after start): a request gets 503 with Retry-After and nothing changed (S-6, L-2).
+ */
+export const STORE_UNAVAILABLE: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
+  'ERR_STORE_LOCKED',
+  'ERR_STORE_WRITE',
+  'ERR_STORE_CLOSED',
+  'ERR_STORE_UNAVAILABLE',
+  'ERR_STORE_UNSAFE',
+]);

@@ -8,7 +8,8 @@ export type { PolicyViolation } from './users/policy.js';
 
 export { parseAccept } from './negotiate/accept.js';
 export type { MediaRange } from './negotiate/accept.js';
-export { negotiate, createNegotiator } from './negotiate/negotiate.js';
+export { negotiate, negotiateAll, createNegotiator } from './negotiate/negotiate.js';
+export type { NegotiateOptions, NegotiatorOptions } from './negotiate/negotiate.js';
 
 export { toXml, encodeXmlName, decodeXmlName } from './representation/xml.js';
 export type { XmlOptions } from './representation/xml.js';

@@ -1,5 +1,5 @@
 import { hkdfSync } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
+import { readFile, rm } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createAuthenticator } from './auth/authenticate.js';
 import { computeHA1, createDigestAuth } from './auth/digest.js';
@@ -12,11 +12,16 @@ import { createDispatcher, type Handler } from './http/dispatch.js';
 import { createRouter } from './http/router.js';
 import { startListeners, type Listeners } from './http/server.js';
 import { createLogger, type Logger } from './log.js';
+import { createHealthRegistry } from './ops/health.js';
+import { instrumentStore } from './ops/instrument-store.js';
+import { createMetrics, type Metrics } from './ops/metrics.js';
+import { startMetricsListener, type MetricsListener } from './ops/metrics-server.js';
+import { createOpenApiHandler } from './ops/openapi-handler.js';
 import { createSelector } from './representation/select.js';
 import { createRegistry } from './resources/registry.js';
-import { ensureDevCertificate } from './tls/dev-cert.js';
+import { ensureDevCertificate, type DevCertificate } from './tls/dev-cert.js';
 import { isCommonPassword } from './users/common-passwords.js';
-import { createHashGate, GateFullError } from './users/hash-gate.js';
+import { createHashGate, GateFullError, type HashGate } from './users/hash-gate.js';
 import { openStore, type Store } from './users/store.js';
 import { createUsers, type Role, type UserInfo, type Users } from './users/users.js';
 import { digestKeyFingerprint, settingsOf, type SharedSettings } from './users/postgres/settings.js';
@@ -24,8 +29,8 @@ import { digestKeyFingerprint, settingsOf, type SharedSettings } from './users/p
 export interface Service {
   /** A request handler for node:https, node:http or node:http2 (compat) servers (A-1). */
   readonly handler: (req: IncomingMessage, res: ServerResponse) => void;
-  /** Opens the store and starts the HTTPS (and optional HTTP) listener. */
-  listen(): Promise<{ readonly url: string; readonly httpUrl: string | undefined }>;
+  /** Opens the store and starts the HTTPS (and optional HTTP and metrics) listeners. */
+  listen(): Promise<{ readonly url: string; readonly httpUrl: string | undefined; readonly metricsUrl: string | undefined }>;
   /** Stops the listeners (in-flight requests get up to `graceMs`) and closes the store. */
   close(graceMs?: number): Promise<void>;
   /** User operations on the same store, for an embedder's own sign-in and admin tasks. */
@@ -54,20 +59,39 @@ interface Parts {
 /** Builds the service from options (validated once, frozen). Nothing is opened until first use. */
 export function createService(options: ServiceOptions = {}): Service {
   const config = resolveConfig(options);
-  const log = createLogger(config.log);
+  const log = createLogger(config.log, config.logLevel);
   const selector = createSelector();
-  const gate = createHashGate({ concurrency: config.hashConcurrency, queueLimit: config.hashQueueLimit });
+  const hashGate = createHashGate({ concurrency: config.hashConcurrency, queueLimit: config.hashQueueLimit });
+  // H-5: observed only when scraped; a service without --metrics-port does none of the work.
+  const metrics = config.metricsPort === undefined ? undefined : createMetrics({ hashes: hashGate });
+  const gate = metrics === undefined ? hashGate : countRefusals(hashGate, metrics);
   let parts: Promise<Parts> | undefined;
   // A failed open (locked or corrupt store) is not remembered: the next request tries again.
   const ready = (): Promise<Parts> =>
-    (parts ??= open(config, log, gate).catch((error: unknown) => {
+    (parts ??= open(config, log, gate, metrics).catch((error: unknown) => {
       parts = undefined;
       throw error;
     }));
 
   const representation = createRepresentationHandler(createRegistry(config.resources), selector);
+  // H-3: readiness asks the store itself (a file store: its files readable and its lock taken).
+  const health = createRepresentationHandler(
+    createHealthRegistry({
+      ready: async () => {
+        const { store } = await ready();
+        await store.ping();
+      },
+      onNotReady: (error) => log.warn('not ready: the user store does not answer', { error: error instanceof Error ? error.message : String(error) }),
+    }),
+    selector,
+    '/',
+  );
+  const healthRoutes = new Set(['/healthz', '/readyz']);
   const router = createRouter<Handler>({
     '/api/:resource': { GET: representation },
+    '/:resource(healthz)': { GET: health },
+    '/:resource(readyz)': { GET: health },
+    '/openapi.json': { GET: createOpenApiHandler() },
     // T-3 / P-1 first: a plain-HTTP password request is refused before the store is even opened.
     '/user/:name/password': { PUT: async (ctx, params) => (requireTransport(ctx), (await ready()).put(ctx, params)) },
     '/user/:name/resetpassword': { POST: async (ctx, params) => (requireTransport(ctx), (await ready()).post(ctx, params)) },
@@ -78,6 +102,9 @@ export function createService(options: ServiceOptions = {}): Service {
     selector,
     trust: config.trustProxy,
     log,
+    metrics,
+    quietRoutes: healthRoutes,
+    negotiatedRoutes: healthRoutes,
     maxTargetLength: config.maxTargetLength,
     plainHeaders: securityHeaders,
     secureHeaders:
@@ -85,6 +112,7 @@ export function createService(options: ServiceOptions = {}): Service {
   });
 
   let listeners: Listeners | undefined;
+  let scrape: MetricsListener | undefined;
   // Library and CLI calls are the embedder's own: when the hashing queue is full they wait for
   // room (HTTP callers get 503 instead), so a bulk import of users simply runs at the gate's pace.
   const withUsers = async <T>(fn: (users: Users) => Promise<T>): Promise<T> => {
@@ -105,28 +133,44 @@ export function createService(options: ServiceOptions = {}): Service {
     async listen() {
       if (listeners !== undefined) throw new ServiceError('ERR_INVALID_OPTION', 'the service is already listening');
       const { store, users } = await ready();
-      const shared = settingsOf(store);
       // S-4: on a database the first server records the settings and every later one must agree;
       // none drops the cluster's Digest secrets to suit itself.
-      if (shared !== undefined) await shared.agree(await wantedSettings(config));
-      else if (!config.digest) await dropDigestSecrets(store);
+      await settingsOf(store)?.agree(await wantedSettings(config));
       await users.warmUp();
       let { cert, key } = config;
+      let dev: DevCertificate | undefined;
       if (cert === undefined || key === undefined) {
-        const dev = await ensureDevCertificate(config.certDir);
+        dev = await ensureDevCertificate(config.certDir);
         ({ cert, key } = dev);
         log.warn('using a DEVELOPMENT certificate for localhost, 127.0.0.1 and ::1: pass --cert and --key in production', {
           certPath: dev.certPath,
           created: dev.created,
         });
       }
-      listeners = await startListeners({ ...config, cert, key }, handler);
-      log.info('listening', { url: listeners.url, ...(listeners.httpUrl === undefined ? {} : { httpUrl: listeners.httpUrl }) });
-      return { url: listeners.url, httpUrl: listeners.httpUrl };
+      try {
+        listeners = await startListeners({ ...config, cert, key }, handler);
+        if (metrics !== undefined && config.metricsPort !== undefined) {
+          scrape = await startMetricsListener(config.host, config.metricsPort, metrics.render);
+        }
+      } catch (error) {
+        await listeners?.close(0);
+        listeners = undefined;
+        // A start that fails (address in use, not ours) leaves no new certificate behind.
+        if (dev?.created === true) await Promise.all([rm(dev.certPath, { force: true }), rm(dev.keyPath, { force: true })]);
+        throw error;
+      }
+      // Only a server that did start drops them: a second start on a busy port must not wipe
+      // the secrets of the Digest server already running there.
+      if (!config.digest && settingsOf(store) === undefined) await dropDigestSecrets(store);
+      const { url, httpUrl } = listeners;
+      const metricsUrl = scrape?.url;
+      log.notice('listening', { url, ...(httpUrl === undefined ? {} : { httpUrl }), ...(metricsUrl === undefined ? {} : { metricsUrl }) });
+      return { url, httpUrl, metricsUrl };
     },
     async close(graceMs = 10_000) {
-      await listeners?.close(graceMs);
+      await Promise.all([listeners?.close(graceMs), scrape?.close()]);
       listeners = undefined;
+      scrape = undefined;
       if (parts !== undefined) await (await parts.catch(() => undefined))?.store.close();
     },
     users: {
@@ -144,9 +188,18 @@ export function createService(options: ServiceOptions = {}): Service {
   };
 }
 
-async function open(config: Config, log: Logger, gate: ReturnType<typeof createHashGate>): Promise<Parts> {
+async function open(
+  config: Config,
+  log: Logger,
+  gate: HashGate,
+  metrics: Metrics | undefined,
+): Promise<Parts> {
   isCommonPassword(''); // load the bundled list now, not during a request
-  const store = await openStore(config.store, { hooks: { onWarning: (message) => log.warn(message) }, postgres: config.postgres });
+  const opened = await openStore(config.store, {
+    hooks: { onWarning: (message, fields) => log.warn(message, fields), onCompactError: (error) => log.error('users store compaction failed; it is retried later', error) },
+    postgres: config.postgres,
+  });
+  const store = metrics === undefined ? opened : instrumentStore(opened, metrics);
   // S-4: on a database, CLI commands and library calls follow the settings its servers recorded.
   const recorded = await settingsOf(store)?.read().catch(async (error: unknown) => {
     await store.close();
@@ -187,6 +240,7 @@ async function open(config: Config, log: Logger, gate: ReturnType<typeof createH
     throttle: store.throttle,
     nonces: store.nonces,
     digest: vault === undefined ? undefined : { auth: createDigestAuth({ realm, secret: await nonceSecret(config.digestKeyFile) }), vault },
+    ...(metrics === undefined ? {} : { onRefused: (kind: 'locked' | 'busy') => metrics.throttled(kind) }),
   });
   const { put, post } = createPasswordHandlers({ users, auth, maxBodyBytes: config.maxBodyBytes });
   return { store, users, put, post };
@@ -224,6 +278,23 @@ async function dropDigestSecrets(store: Store): Promise<void> {
       return { next: rest, result: undefined };
     });
   }
+}
+
+/** H-5: a hash refused because the gate's queue is full counts as a `hash-queue-full` refusal. */
+function countRefusals(gate: HashGate, metrics: Metrics): HashGate {
+  return {
+    run: (task) =>
+      gate.run(task).catch((error: unknown) => {
+        if (error instanceof GateFullError) metrics.throttled('hash-queue-full');
+        throw error;
+      }),
+    get active() {
+      return gate.active;
+    },
+    get queued() {
+      return gate.queued;
+    },
+  };
 }
 
 /** A-4: a hook runs detached; a throw or a hang is logged and never affects the change. */

@@ -19,4 +19,7 @@ export interface ServerArgs {
   /** httpskit only: hashes in flight and waiting (default: the service's defaults). */
   readonly hashConcurrency?: number;
   readonly hashQueueLimit?: number;
+  /** httpskit only: the log level (C-6) and whether the metrics listener is on (H-5). */
+  readonly logLevel?: 'info' | 'off';
+  readonly metrics?: boolean;
 }

@@ -19,6 +19,8 @@ const options: ServiceOptions = {
   ...(args.hashQueueLimit === undefined ? {} : { hashQueueLimit: args.hashQueueLimit }),
   // log on: the default sink (one JSON line per request on stdout); off: no logger at all.
   ...(args.log ? {} : { log: false }),
+  ...(args.logLevel === undefined ? {} : { logLevel: args.logLevel }),
+  ...(args.metrics === true ? { metricsPort: 0 } : {}),
 };
 const service = createService(options);
 const { url, httpUrl } = await service.listen();

@@ -2,7 +2,7 @@ import type { RequestContext } from '../http/context.js';
 import { HttpError, problem } from '../http/problem.js';
 import { GateFullError } from '../users/hash-gate.js';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ServiceError } from '../errors.js';
+import { ServiceError, STORE_UNAVAILABLE } from '../errors.js';
 import type { NonceLedger, Outcome, ThrottleLedger } from '../users/ledgers.js';
 import type { UserRecord } from '../users/store.js';
 import { addressKey } from '../users/throttle.js';
@@ -232,7 +232,7 @@ export async function storeSafe<T>(task: () => Promise<T>): Promise<T> {
   try {
     return await overloadSafe(task);
   } catch (error) {
-    if (error instanceof ServiceError && STORE_DOWN.has(error.code)) {
+    if (error instanceof ServiceError && STORE_UNAVAILABLE.has(error.code)) {
       throw new HttpError(problem(503, 'overloaded', { detail: 'The user store cannot answer right now; nothing was changed. Retry shortly.' }), {
         'retry-after': '1',
       });
@@ -240,5 +240,3 @@ export async function storeSafe<T>(task: () => Promise<T>): Promise<T> {
     throw error;
   }
 }
-
-const STORE_DOWN: ReadonlySet<string> = new Set(['ERR_STORE_WRITE', 'ERR_STORE_LOCKED', 'ERR_STORE_UNAVAILABLE']);

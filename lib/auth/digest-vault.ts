@@ -1,6 +1,8 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { link, mkdir, open, unlink } from 'node:fs/promises';
 import { dirname } from 'node:path';
+import { resolveStorePath } from '../users/store-path.js';
+import { assertOwner, checkStoreDirectory, unsafe } from '../users/store-safety.js';
 
 /** The per-algorithm H(user ":" realm ":" password) of one user, lower-case hex. */
 export interface DigestHA1 {
@@ -34,12 +36,17 @@ const AAD_LABEL = 'httpskit digest-ha1 v1\0';
 
 /**
  * Loads the 32-byte vault key from `keyPath`, or creates it (mode 0600, its
- * directory 0700) when absent. A key file readable by group or others, or of
- * the wrong size, is refused with an Error rather than used.
+ * directory 0700) when absent. The key is a side file of the store (U-1): its
+ * path is resolved through symbolic links, and a key file owned by another
+ * user, or in a directory others could write, is refused (ERR_STORE_UNSAFE),
+ * as is one readable by group or others (it may have been copied: replace it
+ * rather than narrow it) or of the wrong size.
  */
 export async function openDigestVault(keyPath: string): Promise<DigestVault> {
   if (typeof keyPath !== 'string' || keyPath === '') throw new TypeError('keyPath must be a non-empty string');
-  const key = (await readKey(keyPath)) ?? (await createKey(keyPath));
+  const real = await resolveStorePath(keyPath);
+  await checkStoreDirectory(dirname(real));
+  const key = (await readKey(real)) ?? (await createKey(real));
   const aadOf = (aad: string): Buffer => Buffer.from(AAD_LABEL + aad, 'utf8');
 
   return {
@@ -89,9 +96,11 @@ async function readKey(keyPath: string): Promise<Buffer | undefined> {
   try {
     const info = await handle.stat();
     if (!info.isFile()) throw new Error(`digest key ${keyPath} is not a regular file`);
+    assertOwner(info, `the digest key ${keyPath}`);
     if (process.platform !== 'win32' && (info.mode & 0o077) !== 0) {
-      throw new Error(
-        `digest key ${keyPath} is readable by others (mode ${(info.mode & 0o777).toString(8)}); run chmod 600 on it`,
+      throw unsafe(
+        `the digest key ${keyPath} is open to group or others (mode ${(info.mode & 0o777).toString(8)})`,
+        'run chmod 600 on it if nobody else can have read it, or else delete it (users then log in with Basic once to re-seal their Digest secrets)',
       );
     }
     if (info.size !== KEY_BYTES) throw new Error(`digest key ${keyPath} must hold exactly ${KEY_BYTES} bytes`);

@@ -1,168 +1,122 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import type { Readable, Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
-import type { ServiceOptions } from '../config.js';
+import { resolveConfig, type ServiceOptions } from '../config.js';
 import { ServiceError } from '../errors.js';
-import { createService } from '../service.js';
-import { PasswordPolicyError } from '../users/users.js';
-import { helpText, integerFlag, parseCommandLine, UsageError, type Flags } from './args.js';
-import { readPassword } from './prompt.js';
+import { createService, type Service } from '../service.js';
+import { parseCommandLine, UsageError, type FlagValue } from './args.js';
+import type { CliIO, Command, CommandContext } from './command.js';
+import { COMMANDS } from './commands.js';
+import { describe } from './describe.js';
+import { commandHelp, groupHelp, programHelp } from './help.js';
 
-export interface CliIO {
-  readonly stdin: Readable & { isTTY?: boolean; setRawMode?: (mode: boolean) => unknown };
-  readonly stdout: Writable;
-  readonly stderr: Writable;
-  readonly env: NodeJS.ProcessEnv;
-  /** Resolves when the process is asked to stop (SIGINT/SIGTERM); injectable for tests. */
-  readonly stopSignal?: Promise<string>;
-}
+export type { CliIO } from './command.js';
 
-const COMMAND = 'httpskit';
+const PROGRAM = 'httpskit';
 
 /** The command line (C-1..C-5). Returns the exit code: 0 success, 1 failure, 2 usage error. */
-export async function main(argv: readonly string[], io: CliIO): Promise<number> {
+export async function main(argv: readonly string[], io: CliIO, commands: readonly Command[] = COMMANDS): Promise<number> {
   try {
-    const { positionals, flags } = parseCommandLine(argv, io.env);
-    if (flags.help === true) {
-      io.stdout.write(helpText(COMMAND) + '\n');
-      return 0;
-    }
-    if (flags.version === true) {
-      io.stdout.write(`${version()}\n`);
-      return 0;
-    }
-    const [command = 'serve', sub, name, ...rest] = positionals;
-    if (command === 'serve') {
-      if (sub !== undefined) throw new UsageError(`serve takes no arguments, got "${sub}"`);
-      return await serve(flags, io);
-    }
-    if (command === 'user') {
-      if (sub === 'list') {
-        if (name !== undefined) throw new UsageError('user list takes no arguments');
-        return await withService(flags, io, async (s) => {
-          for (const u of await s.users.list()) io.stdout.write(`${u.name}\t${u.role}\t${u.passwordChangedAt.toISOString()}\n`);
-        });
+    const parsed = parseCommandLine(argv, io.env, commands);
+    switch (parsed.kind) {
+      case 'version':
+        io.stdout.write(`${version()}\n`);
+        return 0;
+      case 'help':
+        io.stdout.write(helpFor(parsed.command, parsed.group, commands) + '\n');
+        return 0;
+      case 'run': {
+        const { command, sources } = parsed;
+        // Every option is checked before any command touches the disk; the library names its
+        // options, the user typed flags or variables (C-4).
+        inFlagTerms(() => resolveConfig({ ...parsed.options, log: false }), command, sources);
+        const ctx: CommandContext = {
+          args: parsed.args,
+          flags: parsed.flags,
+          options: parsed.options,
+          io,
+          open: (extra) => open(command, { ...parsed.options, ...extra }, sources),
+        };
+        await command.run(ctx);
+        return 0;
       }
-      if (sub !== 'add' && sub !== 'passwd' && sub !== 'del') throw new UsageError(`unknown user command "${sub ?? ''}" (add, passwd, del, list)`);
-      if (name === undefined || rest.length > 0) throw new UsageError(`usage: ${COMMAND} user ${sub} NAME`);
-      if (flags.admin === true && sub !== 'add') throw new UsageError('--admin goes with "user add"');
-      return await withService(flags, io, async (s) => {
-        if (sub === 'del') {
-          if (!(await s.users.remove(name))) throw new ServiceError('ERR_USER_NOT_FOUND', `no user "${name}"`);
-          io.stderr.write(`deleted user "${name}"\n`);
-          return;
-        }
-        const password = await readPassword(io, 'New password');
-        if (sub === 'add') {
-          await s.users.add(name, password, { role: flags.admin === true ? 'admin' : 'user' });
-          io.stderr.write(`added ${flags.admin === true ? 'admin' : 'user'} "${name}"\n`);
-        } else {
-          await s.users.setPassword(name, password);
-          io.stderr.write(`changed the password of "${name}"\n`);
-        }
-      });
+      default:
+        return parsed satisfies never;
     }
-    if (command === 'reset-token') {
-      if (sub === undefined || name !== undefined) throw new UsageError(`usage: ${COMMAND} reset-token NAME`);
-      return await withService(flags, io, async (s) => {
-        const { token, expiresAt } = await s.users.issueResetToken(sub);
-        io.stdout.write(`${token}\n`);
-        io.stderr.write(`one-time reset token for "${sub}", valid until ${expiresAt.toISOString()}; it is shown only once\n`);
-      });
-    }
-    throw new UsageError(`unknown command "${command}"`);
   } catch (error) {
     if (error instanceof UsageError) {
-      io.stderr.write(`${COMMAND}: ${error.message} (see ${COMMAND} --help)\n`);
+      const { help = [], scope = [], showGroup } = error.context;
+      if (showGroup !== undefined) io.stdout.write(groupHelp(PROGRAM, showGroup, commands) + '\n');
+      io.stderr.write(`${[PROGRAM, ...scope].join(' ')}: ${error.message} (see ${[PROGRAM, ...help, '--help'].join(' ')})\n`);
       return 2;
     }
-    io.stderr.write(`${COMMAND}: ${describe(error)}\n`);
+    io.stderr.write(`${PROGRAM}: ${describe(error)}\n`);
     return 1;
   }
 }
 
-function describe(error: unknown): string {
-  if (error instanceof PasswordPolicyError) return `password refused by the policy: ${error.violations.join(', ')}`;
-  if (error instanceof Error) return error.message.split('\n')[0] ?? 'failed';
-  return String(error);
+function helpFor(command: Command | undefined, group: string | undefined, commands: readonly Command[]): string {
+  if (command !== undefined) return commandHelp(PROGRAM, command);
+  if (group !== undefined) return groupHelp(PROGRAM, group, commands);
+  return programHelp(PROGRAM, commands);
 }
 
-/** Options common to every command, from flags and environment. */
-async function options(flags: Flags): Promise<ServiceOptions> {
-  const o: ServiceOptions = {};
-  if (flags.store !== undefined) o.store = flags.store;
-  const min = integerFlag(flags['min-length'], 'min-length', 8, 64);
-  if (min !== undefined) o.minPasswordLength = min;
-  const ln = integerFlag(flags['scrypt-ln'], 'scrypt-ln', 10, 24);
-  if (ln !== undefined) o.scrypt = { ln, r: 8, p: 1 };
-  if (flags.digest === true) o.digest = true;
-  return o;
-}
-
-async function withService(flags: Flags, io: CliIO, run: (s: ReturnType<typeof createService>) => Promise<void>): Promise<number> {
-  const service = createService({ ...(await options(flags)), log: false });
-  try {
-    await run(service);
-    return 0;
-  } finally {
-    await service.close();
+/** The service for a command; a command that only reads never creates a store (U-1). */
+async function open(command: Command, options: ServiceOptions, sources: ReadonlyMap<string, FlagValue>): Promise<Service> {
+  const service = inFlagTerms(() => createService(options), command, sources);
+  const store = service.config.store;
+  if (command.store === 'existing' && !isUrl(options.store ?? store) && !(await storeExists(store))) {
+    throw new Error(`no user store at ${store} (nothing was created; "${PROGRAM} user add" creates one)`);
   }
+  return service;
 }
 
-async function serve(flags: Flags, io: CliIO): Promise<number> {
-  const o = await options(flags);
-  if (flags.host !== undefined) o.host = flags.host;
-  const port = integerFlag(flags.port, 'port', 0, 65_535);
-  if (port !== undefined) o.port = port;
-  const httpPort = integerFlag(flags['http-port'], 'http-port', 0, 65_535);
-  if (httpPort !== undefined) o.httpPort = httpPort;
-  if (flags['cert-dir'] !== undefined) o.certDir = flags['cert-dir'];
-  if (flags['trust-proxy'] !== undefined) o.trustProxy = flags['trust-proxy'];
-  if (flags['no-hsts'] === true) o.hstsMaxAge = false;
-  if ((flags.cert === undefined) !== (flags.key === undefined)) throw new UsageError('--cert and --key go together');
-  if (flags.cert !== undefined && flags.key !== undefined) {
-    o.cert = await readPem(flags.cert, 'certificate (--cert)');
-    o.key = await readPem(flags.key, 'key (--key)');
+/** A database URL (S-1) is the database's business; only file paths are checked here. */
+function isUrl(store: string): boolean {
+  return /^postgres(ql)?:\/\//i.test(store);
+}
+
+/** A file store exists when its snapshot or its journal does (the store recovers from either). */
+async function storeExists(path: string): Promise<boolean> {
+  for (const file of [path, `${path}.journal`]) {
+    try {
+      await stat(file);
+      return true;
+    } catch (error) {
+      // Anything but "not there" (EACCES …) is for the store to report when it opens.
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT' && (error as NodeJS.ErrnoException).code !== 'ENOTDIR') return true;
+    }
   }
-  o.log = (line) => void io.stdout.write(line + '\n');
-  const service = createService(o);
+  return false;
+}
+
+/**
+ * Runs option validation, turning an ERR_INVALID_OPTION about a library option that a flag set
+ * (`trustProxy: …`, `scrypt.ln must …`) into a usage error naming that flag or variable.
+ */
+function inFlagTerms<T>(fn: () => T, command: Command, sources: ReadonlyMap<string, FlagValue>): T {
   try {
-    await service.listen();
+    return fn();
   } catch (error) {
-    await service.close().catch(() => {});
-    const code = (error as { code?: unknown }).code;
-    const what = typeof code === 'string' && code.startsWith('ERR_OSSL') ? 'the certificate or key is not usable: ' : '';
-    throw new Error(`cannot start: ${what}${describe(error)}`);
+    if (!(error instanceof ServiceError) || error.code !== 'ERR_INVALID_OPTION') throw error;
+    const option = /^[A-Za-z]+/.exec(error.message)?.[0];
+    const from = option === undefined ? undefined : sources.get(option);
+    if (option === undefined || from === undefined) throw error;
+    // "scrypt.ln must be …" → "--scrypt-ln must be …"; "trustProxy: not …" → "--trust-proxy: not …";
+    // other prose ("scrypt cost needs …") keeps its words after the flag and value.
+    const rest = error.message.slice(option.length).replace(/^\.[A-Za-z]+/, '');
+    const help = { help: command.words };
+    const value = redact(String(from.value));
+    if (!/^( must |:)/.test(rest)) throw new UsageError(`${from.source} "${value}": ${error.message}`, help);
+    const named = typeof from.value !== 'string' || rest.includes(from.value);
+    throw new UsageError(`${from.source}${rest}${named ? '' : ` (got "${value}")`}`, help);
   }
-  const signal = await (io.stopSignal ?? processSignal());
-  io.stdout.write(JSON.stringify({ time: new Date().toISOString(), level: 'info', msg: 'stopping', signal }) + '\n');
-  await service.close(10_000);
-  return 0;
 }
 
-function processSignal(): Promise<string> {
-  return new Promise((resolve) => {
-    const on = (signal: string): void => {
-      process.off('SIGINT', on);
-      process.off('SIGTERM', on);
-      resolve(signal);
-    };
-    process.on('SIGINT', on);
-    process.on('SIGTERM', on);
-  });
-}
-
-async function readPem(path: string, what: string): Promise<Buffer> {
-  let pem: Buffer;
-  try {
-    pem = await readFile(path);
-  } catch (error) {
-    throw new Error(`cannot read the ${what} file "${path}": ${(error as NodeJS.ErrnoException).code ?? 'error'}`);
-  }
-  if (!pem.includes('-----BEGIN')) throw new Error(`the ${what} file "${path}" is not PEM`);
-  return pem;
+/** A URL's password is never echoed (S-1, P-11): `postgres://u:secret@h` → `postgres://u:***@h`. */
+function redact(value: string): string {
+  return value.replace(/^([a-z][a-z0-9+.-]*:\/\/[^/:@]*:)[^/@]*@/i, '$1***@');
 }
 
 /** The package version, found by walking up from this module to our package.json. */

@@ -52,7 +52,7 @@ const TARGET_MEMO = { size: 1024, maxKeyLength: 256 } as const;
  * Throws HttpError 404 for an unknown extension, 400 for malformed percent-encoding, an unknown or
  * repeated `return_type`.
  */
-function parseTarget(key: string): Target {
+function parseTarget(key: string, base: string): Target {
   const q = key.indexOf('?');
   const decoded = decodeComponent(q < 0 ? key : key.slice(0, q), false);
   if (decoded === undefined) throw new HttpError(problem(400, 'bad-request', { detail: 'The path has malformed percent-encoding.' }));
@@ -77,7 +77,7 @@ function parseTarget(key: string): Target {
     }
   }
   const query = linkQuery(pairs);
-  const path = (format: Format): string => `/api/${name}.${format}${query}`;
+  const path = (format: Format): string => `${base}${name}.${format}${query}`;
   const alternate = (format: Format): string => `<${path(format)}>; rel="alternate"; type="${format === 'json' ? 'application/json' : 'application/xml'}"`;
   // N-13, within reason: a long query would make these headers larger than clients accept.
   const fits = (format: Format): boolean => path(format).length <= MAX_LINK_LENGTH;
@@ -93,10 +93,13 @@ function parseTarget(key: string): Target {
   };
 }
 
-/** GET/HEAD /api/<name>[.json|.xml] (N-1..N-13). */
-export function createRepresentationHandler(registry: Registry, selector: Selector) {
+/**
+ * GET/HEAD /api/<name>[.json|.xml] (N-1..N-13); `base` is the path before the name, so other
+ * resources (H-3's /healthz) are served by the same path: `resource` is the route's parameter.
+ */
+export function createRepresentationHandler(registry: Registry, selector: Selector, base = '/api/') {
   const etagOf = createEtagMemo();
-  const targetOf = createMemo(parseTarget, TARGET_MEMO);
+  const targetOf = createMemo((key: string) => parseTarget(key, base), TARGET_MEMO);
   return function representation(ctx: RequestContext, params: Readonly<Record<string, string>>): Reply | Promise<Reply> {
     const segment = params['resource'] ?? '';
     const rawQuery = ctx.rawQuery;

@@ -18,6 +18,8 @@ export class RequestContext {
   /** The client's address (T-5). */
   readonly address: string;
   readonly headers: IncomingHttpHeaders;
+  /** The matched route's pattern (`/user/{name}`), set by the dispatcher once routed: metrics and log labels. */
+  route: string | undefined = undefined;
   readonly #req: IncomingMessage;
 
   constructor(req: IncomingMessage, id: string, trust: TrustProxy) {

@@ -1,7 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { randomBytes } from 'node:crypto';
-import { ServiceError } from '../errors.js';
+import { ServiceError, STORE_UNAVAILABLE } from '../errors.js';
 import type { Logger } from '../log.js';
+import { UNMATCHED_ROUTE, type Metrics } from '../ops/metrics.js';
 import { parseFormat, type Format, type Selector } from '../representation/select.js';
 import { RequestContext } from './context.js';
 import { HttpError, problem, renderProblem, type Problem } from './problem.js';
@@ -22,6 +23,12 @@ export interface DispatchOptions {
   /** Common headers for HTTPS and for plain-HTTP responses (T-4: no HSTS on plain HTTP). */
   readonly secureHeaders: CommonHeaders;
   readonly plainHeaders: CommonHeaders;
+  /** H-5: every answered request is counted by route pattern and status, and timed. */
+  readonly metrics?: Pick<Metrics, 'request'> | undefined;
+  /** H-3: route patterns whose successes are not logged (health probes every few seconds would flood the log). */
+  readonly quietRoutes?: ReadonlySet<string> | undefined;
+  /** Top-level routes served like /api/ resources (extension, return_type): their problems follow the same choice (E-1). */
+  readonly negotiatedRoutes?: ReadonlySet<string> | undefined;
 }
 
 /**
@@ -29,7 +36,9 @@ export interface DispatchOptions {
  * document (E-1) and a non-HttpError is logged and answered 500 without detail (E-3).
  */
 export function createDispatcher(options: DispatchOptions): (req: IncomingMessage, res: ServerResponse) => void {
-  const { router, selector, trust, log, maxTargetLength } = options;
+  const { router, selector, trust, log, maxTargetLength, metrics } = options;
+  const quiet = options.quietRoutes ?? new Set<string>();
+  const negotiatedRoutes = options.negotiatedRoutes ?? new Set<string>();
   const idPrefix = randomBytes(4).toString('hex');
   let counter = 0;
 
@@ -37,15 +46,19 @@ export function createDispatcher(options: DispatchOptions): (req: IncomingMessag
     const id = `${idPrefix}-${(++counter).toString(36)}`;
     const ctx = new RequestContext(req, id, trust);
     const common = ctx.secure ? options.secureHeaders : options.plainHeaders;
-    if (log.enabled) {
+    if (log.enabled || metrics !== undefined) {
       const started = process.hrtime.bigint();
       res.on('finish', () => {
+        const status = res.statusCode;
+        const durationMs = Number(process.hrtime.bigint() - started) / 1e6;
+        metrics?.request(ctx.route ?? UNMATCHED_ROUTE, ctx.method, status, durationMs / 1e3);
+        if (!log.enabled || (status < 400 && ctx.route !== undefined && quiet.has(ctx.route))) return;
         log.request({
           id,
           method: ctx.method,
           path: ctx.path.length > 512 ? `${ctx.path.slice(0, 512)}…` : ctx.path,
-          status: res.statusCode,
-          durationMs: Number(process.hrtime.bigint() - started) / 1e6,
+          status,
+          durationMs,
           address: ctx.address,
         });
       });
@@ -78,6 +91,7 @@ export function createDispatcher(options: DispatchOptions): (req: IncomingMessag
       throw new HttpError(problem(400, 'bad-request', { detail: 'The request target must be an absolute path.' }));
     }
     const match = router.match(ctx.method, ctx.path);
+    if (match.kind !== 'not-found') ctx.route = match.route;
     switch (match.kind) {
       case 'found':
         return match.handler(ctx, match.params);
@@ -95,12 +109,8 @@ export function createDispatcher(options: DispatchOptions): (req: IncomingMessag
     if (error instanceof HttpError) {
       p = error.problem;
       headers = error.headers;
-    } else if (
-      error instanceof ServiceError &&
-      (error.code === 'ERR_STORE_LOCKED' || error.code === 'ERR_STORE_WRITE' || error.code === 'ERR_STORE_CLOSED' || error.code === 'ERR_STORE_UNAVAILABLE')
-    ) {
-      // The store is busy (another process holds the lock), cannot write, or its database cannot
-      // answer (S-6): nothing was changed.
+    } else if (error instanceof ServiceError && STORE_UNAVAILABLE.has(error.code)) {
+      // The store is busy (another process holds the lock) or cannot write: nothing was changed.
       log.warn('store unavailable', { id: ctx.id, code: error.code });
       p = problem(503, 'overloaded', { detail: 'The user store is busy; nothing was changed. Retry shortly.' });
       headers = { 'retry-after': '1' };
@@ -131,10 +141,12 @@ export function createDispatcher(options: DispatchOptions): (req: IncomingMessag
   /** E-1: the problem's format follows the request's own choice of representation where it made one. */
   function problemFormatOf(ctx: RequestContext): { format: Format; byAccept: boolean } {
     let extension: Format | undefined;
-    const m = /^\/api\/[^/?]*\.([A-Za-z]+)\/?$/.exec(ctx.path);
+    // A representation's path, /api/<name>.<ext> or a negotiated route's (/readyz.xml), chose a format.
+    const negotiated = ctx.path.startsWith('/api/') || (ctx.route !== undefined && negotiatedRoutes.has(ctx.route));
+    const m = negotiated ? /^\/(?:api\/)?[^/?]*\.([A-Za-z]+)\/?$/.exec(ctx.path) : null;
     if (m !== null) extension = parseFormat(m[1] as string);
     let returnType: Format | undefined;
-    if (extension === undefined && ctx.rawQuery !== undefined && ctx.path.startsWith('/api/')) {
+    if (extension === undefined && ctx.rawQuery !== undefined && negotiated) {
       const query = parseQuery(ctx.rawQuery);
       const rt = query === undefined ? undefined : singleParam(query, 'return_type');
       if (rt?.kind === 'value') returnType = parseFormat(rt.value);

@@ -1,30 +1,37 @@
 /**
- * A small method + path table, built once. Patterns are '/'-separated segments, each a literal or a
- * `:param` (which matches one non-empty raw segment). Matching never decodes: handlers decode params
- * themselves so they can refuse malformed percent-encoding with a 400.
+ * A small method + path table, built once. Patterns are '/'-separated segments, each a literal, a
+ * `:param` (which matches one non-empty raw segment), or a `:param(stem)`: a parameter whose value
+ * is `stem` or `stem.<anything>` (a fixed resource with an optional extension, e.g. `/healthz.xml`).
+ * Matching never decodes: handlers decode params themselves so they can refuse malformed
+ * percent-encoding with a 400.
  */
 
 export type Match<H> =
-  | { readonly kind: 'found'; readonly handler: H; readonly params: Readonly<Record<string, string>>; readonly allow: readonly string[] }
-  | { readonly kind: 'method-not-allowed'; readonly allow: readonly string[] }
+  | { readonly kind: 'found'; readonly handler: H; readonly params: Readonly<Record<string, string>>; readonly allow: readonly string[]; readonly route: string }
+  | { readonly kind: 'method-not-allowed'; readonly allow: readonly string[]; readonly route: string }
   | { readonly kind: 'not-found' };
 
-/** One segment of a pattern: a literal to compare, or the name of a parameter. */
-type Segment = { readonly literal: string; readonly param?: undefined } | { readonly literal?: undefined; readonly param: string };
+/** One segment of a pattern: a literal to compare, or the name of a parameter (with its stem, if fixed). */
+type Segment =
+  | { readonly literal: string; readonly param?: undefined }
+  | { readonly literal?: undefined; readonly param: string; readonly stem?: string | undefined };
 
 interface Route<H> {
   readonly segments: readonly Segment[];
   readonly handlers: ReadonlyMap<string, H>;
   readonly allow: readonly string[];
+  /** The pattern as a label without raw values (metrics, OpenAPI): `/api/{resource}`, `/healthz`. */
+  readonly route: string;
 }
 
 export interface Router<H> {
   match(method: string, path: string): Match<H>;
 }
 
-const PARAM = /^:[a-zA-Z][a-zA-Z0-9]*$/;
+const PARAM = /^:([a-zA-Z][a-zA-Z0-9]*)(?:\(([A-Za-z0-9_~-]+)\))?$/;
 const LITERAL = /^[A-Za-z0-9._~-]+$/;
 const SLASH = 0x2f;
+const DOT = 0x2e;
 
 /**
  * Builds a router from `{ pattern: { METHOD: handler } }`. `OPTIONS` is always allowed and listed;
@@ -35,15 +42,17 @@ export function createRouter<H>(table: Readonly<Record<string, Readonly<Record<s
   for (const [pattern, methods] of Object.entries(table)) {
     if (!pattern.startsWith('/')) throw new TypeError(`route pattern must start with '/': ${pattern}`);
     const segments = pattern.slice(1).split('/').map((s): Segment => {
-      if (PARAM.test(s)) return { param: s.slice(1) };
+      const param = PARAM.exec(s);
+      if (param !== null) return { param: param[1] as string, stem: param[2] };
       if (LITERAL.test(s)) return { literal: s };
       throw new TypeError(`bad segment "${s}" in route ${pattern}`);
     });
+    const route = `/${segments.map((s) => s.literal ?? s.stem ?? `{${s.param}}`).join('/')}`;
     const handlers = new Map<string, H>(Object.entries(methods));
     if (handlers.has('GET') && !handlers.has('HEAD')) handlers.set('HEAD', handlers.get('GET') as H);
     const allow = [...handlers.keys()];
     if (!allow.includes('OPTIONS')) allow.push('OPTIONS');
-    routes.push({ segments, handlers, allow });
+    routes.push({ segments, handlers, allow, route });
   }
 
   return {
@@ -54,8 +63,8 @@ export function createRouter<H>(table: Readonly<Record<string, Readonly<Record<s
         const params = matchRoute(route.segments, path, end);
         if (params === undefined) continue;
         const handler = route.handlers.get(method);
-        if (handler !== undefined) return { kind: 'found', handler, params, allow: route.allow };
-        return { kind: 'method-not-allowed', allow: route.allow };
+        if (handler !== undefined) return { kind: 'found', handler, params, allow: route.allow, route: route.route };
+        return { kind: 'method-not-allowed', allow: route.allow, route: route.route };
       }
       return { kind: 'not-found' };
     },
@@ -80,6 +89,8 @@ function matchRoute(pattern: readonly Segment[], path: string, end: number): Rec
       if (stop - pos !== segment.literal.length || !path.startsWith(segment.literal, pos)) return undefined;
     } else {
       if (stop === pos) return undefined;
+      const stem = segment.stem;
+      if (stem !== undefined && !(path.startsWith(stem, pos) && (stop === pos + stem.length || path.charCodeAt(pos + stem.length) === DOT))) return undefined;
       (params ??= {})[segment.param] = path.slice(pos, stop);
     }
     pos = stop + 1;

@@ -90,7 +90,8 @@ export async function startListeners(options: ListenerOptions, handler: Handler)
   };
 }
 
-function listen(server: Server, port: number, host: string): Promise<void> {
+/** Binds `server`; rejects with the bind error (EADDRINUSE …) instead of emitting it. */
+export function listen(server: Server, port: number, host: string): Promise<void> {
   return new Promise((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => {
@@ -100,7 +101,8 @@ function listen(server: Server, port: number, host: string): Promise<void> {
   });
 }
 
-function origin(scheme: string, host: string, port: number): string {
+/** The URL a listener is reached at, as the startup line states it (T-6). */
+export function origin(scheme: string, host: string, port: number): string {
   const shown = host === '0.0.0.0' || host === '::' ? 'localhost' : host.includes(':') ? `[${host}]` : host;
   return `${scheme}://${shown}:${port}`;
 }

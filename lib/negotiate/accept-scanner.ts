@@ -1,5 +1,6 @@
-// The Accept scanner shared by parseAccept() and negotiate(): one grammar, one linear pass.
-// Internal: not exported from lib/index.ts.
+// The Accept scanner shared by parseAccept(), negotiate() and the reading of offered types (a media
+// type is an Accept entry without a weight): one grammar, one linear pass. Internal: not exported
+// from lib/index.ts.
 
 /** Entries past this many non-empty list elements are ignored (bounded work per request). */
 export const MAX_ACCEPT_ENTRIES = 64;
@@ -38,8 +39,8 @@ function isQuotedPairChar(c: number): boolean {
 }
 
 /**
- * A cursor over the valid entries of one `Accept` header, shared by `parseAccept` and `negotiate`
- * so that both read the header by one grammar. Internal: not exported from lib/index.ts.
+ * A cursor over the valid entries of one `Accept` header, shared by `parseAccept`, `negotiate` and
+ * `parseOfferedTypes` so that all read media types by one grammar. Internal: not exported from lib/index.ts.
  * It allocates nothing for ranges without parameters, hence the fields instead of objects.
  *
  * ```
@@ -67,10 +68,12 @@ export class AcceptScanner {
   position = 0;
   /** The current entry has a `charset` parameter naming UTF-8 (the first one counts) and no other parameter. */
   charsetUtf8 = false;
-  /** The current entry has a parameter other than `charset=utf-8`, so it matches none of our types (N-2). */
+  /** The current entry has a parameter other than `charset=utf-8`, so it needs that parameter on an offered type. */
   foreign = false;
-  /** Parameters of the current entry, only when created with `collect`. */
+  /** Parameters of the current entry, only when created with `collect` and the entry has any. */
   params: Map<string, string> | undefined = undefined;
+  /** The current entry has a weight (`q`): an offered type must not. */
+  weighted = false;
   /** Non-empty list elements met so far, valid or not (at most MAX_ACCEPT_ENTRIES). */
   seen = 0;
 
@@ -93,6 +96,11 @@ export class AcceptScanner {
     this.#truncated = text.length > MAX_ACCEPT_LENGTH;
     this.#limit = this.#truncated ? MAX_ACCEPT_LENGTH : text.length;
     this.seen = 0;
+  }
+
+  /** Index just past the current entry (its ending comma, or the end of what is read). */
+  get end(): number {
+    return this.#index;
   }
 
   /** Moves to the next valid entry; false when there is none left (or the caps are reached). */
@@ -144,7 +152,8 @@ export class AcceptScanner {
     this.qMillis = 1000;
     this.charsetUtf8 = false;
     this.foreign = false;
-    this.params = this.#collect ? new Map() : undefined;
+    this.params = undefined;
+    this.weighted = false;
     let afterQ = false;
     let charsetSeen = false;
 
@@ -177,6 +186,7 @@ export class AcceptScanner {
         if (end < 0) return this.#fail(i);
         i = end;
         afterQ = true;
+        this.weighted = true;
         continue;
       }
 
@@ -219,9 +229,10 @@ export class AcceptScanner {
         if (utf8) this.charsetUtf8 = true;
         else this.foreign = true;
       }
-      if (this.params !== undefined) {
+      if (this.#collect) {
+        const params = (this.params ??= new Map());
         const name = h.slice(nameStart, nameEnd).toLowerCase();
-        if (!this.params.has(name)) this.params.set(name, unquote(h, valueStart, i, quoted, escaped));
+        if (!params.has(name)) params.set(name, unquote(h, valueStart, i, quoted, escaped));
       }
     }
     if (this.foreign) this.charsetUtf8 = false;
@@ -298,8 +309,8 @@ function isCharset(h: string, start: number, end: number): boolean {
   return true;
 }
 
-// "utf-8" or "utf8", any case, in s[start, end) (end -1: to the end of s); no allocation.
-function isUtf8Label(s: string, start: number, end: number): boolean {
+/** "utf-8" or "utf8", any case, in s[start, end) (end -1: to the end of s); no allocation. */
+export function isUtf8Label(s: string, start: number, end: number): boolean {
   const stop = end < 0 ? s.length : end;
   const length = stop - start;
   if (length !== 5 && length !== 4) return false;

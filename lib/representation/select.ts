@@ -35,8 +35,9 @@ const NOT_ACCEPTABLE: Selection = { kind: 'not-acceptable' };
 
 /** Per-service selector: owns the negotiators' bounded caches. */
 export function createSelector(): Selector {
-  const negotiate = createNegotiator(OFFERED);
-  const negotiateProblem = createNegotiator(PROBLEM_OFFERED);
+  // N-2: every representation is sent as UTF-8, so `charset=utf-8` on a range is met.
+  const negotiate = createNegotiator(OFFERED, { charsetUtf8: true });
+  const negotiateProblem = createNegotiator(PROBLEM_OFFERED, { charsetUtf8: true });
   return {
     select(extension, returnType, accept) {
       const fixed = extension ?? returnType;

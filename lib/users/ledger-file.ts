@@ -9,8 +9,9 @@
 // Lines: {"f":[account|null,address,at]} failure · {"s":account} success · {"a":[account,failures,lockedUntil]}
 // account state (compaction) · {"n":[nonce,nc,expiresAt]} · {"i":[account,at]}.
 import { randomBytes } from 'node:crypto';
-import { open, rename, stat } from 'node:fs/promises';
+import { open, rename, stat, unlink } from 'node:fs/promises';
 import { dirname } from 'node:path';
+import { assertOwner } from './store-safety.js';
 import { lockMs, type Ledgers, type Outcome, type Reservation, type ThrottlePolicy } from './ledgers.js';
 
 export interface FileLedgerOptions {
@@ -151,6 +152,8 @@ export function createFileLedgers(o: FileLedgerOptions): FileLedgers {
     if (info.size === offset) return;
     const handle = await open(path, 'r');
     try {
+      // U-1: a ledger that appeared after open in a shared directory may be another user's.
+      assertOwner(await handle.stat(), path);
       const length = info.size - offset;
       const buffer = Buffer.alloc(length);
       const { bytesRead } = await handle.read(buffer, 0, length, offset);
@@ -191,7 +194,9 @@ export function createFileLedgers(o: FileLedgerOptions): FileLedgers {
     for (const [account, times] of issued) for (const at of times) if (at + 3_600_000 > t) lines.push({ i: [account, at] });
     const temp = `${path}.${process.pid}.tmp`;
     const text = lines.map((line) => `${JSON.stringify(line)}\n`).join('');
-    const handle = await open(temp, 'w', 0o600);
+    // Exclusive creation: a predictable name must never follow a link planted in its place.
+    await unlink(temp).catch(() => undefined);
+    const handle = await open(temp, 'wx', 0o600);
     try {
       await handle.write(text);
       await handle.sync();

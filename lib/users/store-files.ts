@@ -1,6 +1,7 @@
 // File primitives for the users store: durable replacement, identity checks, reads.
-import { chmod, open, rename, stat, unlink, type FileHandle } from 'node:fs/promises';
+import { open, rename, stat, unlink, type FileHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
+import { assertOwner } from './store-safety.js';
 
 /** What identifies one version of a file cheaply: any write or replacement changes one of these. */
 export interface FileId {
@@ -29,7 +30,7 @@ export function sameId(a: FileId | undefined, b: FileId | undefined): boolean {
   return a.ino === b.ino && a.size === b.size && a.ctimeNs === b.ctimeNs;
 }
 
-/** The whole file and its identity read through one descriptor, or undefined when missing. */
+/** The whole file and its identity read through one descriptor, or undefined when missing; refuses another user's file (ERR_STORE_UNSAFE). */
 export async function readWhole(path: string): Promise<{ bytes: Buffer; id: FileId } | undefined> {
   let handle: FileHandle;
   try {
@@ -39,17 +40,23 @@ export async function readWhole(path: string): Promise<{ bytes: Buffer; id: File
     throw error;
   }
   try {
-    const id = await handleId(handle);
-    return { bytes: await handle.readFile(), id };
+    const info = await handle.stat({ bigint: true });
+    // A file created after open in a shared (sticky) directory may be another user's: the
+    // descriptor we read is the one we check.
+    assertOwner(info, path);
+    return { bytes: await handle.readFile(), id: toId(info) };
   } finally {
     await handle.close();
   }
 }
 
-/** Bytes [start, end) of a file. */
+/** Bytes [start, end) of a file; refuses another user's file (ERR_STORE_UNSAFE). */
 export async function readRange(path: string, start: number, end: number): Promise<Buffer> {
   const handle = await open(path, 'r');
   try {
+    // A journal deleted and re-created by someone else can reuse the inode number, so the
+    // caller's identity check alone would take it for ours, grown.
+    assertOwner(await handle.stat(), path);
     const buffer = Buffer.alloc(end - start);
     let done = 0;
     while (done < buffer.length) {
@@ -105,13 +112,6 @@ export async function syncDirectory(directory: string): Promise<void> {
   } finally {
     await handle.close();
   }
-}
-
-/** Narrows an existing file to 0600 when it is readable by others (U-1). */
-export async function tightenMode(path: string): Promise<void> {
-  const info = await stat(path).catch(() => undefined);
-  // Best effort: a file owned by someone else cannot be changed, and reading it still works.
-  if (info !== undefined && (info.mode & 0o077) !== 0) await chmod(path, FILE_MODE).catch(() => undefined);
 }
 
 export function errorCode(error: unknown): string | undefined {

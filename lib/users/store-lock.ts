@@ -8,6 +8,7 @@ import { hostname } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ServiceError } from '../errors.js';
+import { assertOwner } from './store-safety.js';
 
 export interface LockOptions {
   /** Give up after waiting this long (ERR_STORE_LOCKED). */
@@ -184,6 +185,8 @@ async function readOwner(path: string): Promise<{ owner: Owner | undefined; ino:
   const handle = await open(path, 'r');
   try {
     const info = await handle.stat();
+    // A lock planted by another user would have us wait on, or break, a file we do not own.
+    assertOwner(info, path);
     const text = await handle.readFile('utf8');
     return { owner: parseOwner(text), ino: info.ino, mtimeMs: info.mtimeMs };
   } finally {

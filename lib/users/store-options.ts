@@ -13,8 +13,12 @@ export interface StoreHooks {
   beforeCompact?: () => void | Promise<void>;
   /** Told when a background compaction fails (the journal stays valid; it is retried later). */
   onCompactError?: (error: unknown) => void;
-  /** Told about something worth an operator's attention that did not stop the store. */
-  onWarning?: (message: string) => void;
+  /**
+   * Told about something an operator should know that does not stop the store: a torn last
+   * journal line (an unacknowledged write) being ignored, a file's mode narrowed to 0600.
+   * The message is one line of prose; `fields`, when given, hold `file` and what was found.
+   */
+  onWarning?: (message: string, fields?: Readonly<Record<string, unknown>>) => void;
 }
 
 export interface StoreOptions {

@@ -1,7 +1,7 @@
 // The in-memory copy of the users store and the disk operations that keep it in step with the
 // files. Every method except `unchanged()` expects the caller (store.ts) to hold the lock.
 import { open } from 'node:fs/promises';
-import { handleId, readRange, readWhole, sameId, statId, tightenMode, writeAll, writeDurably, type FileId } from './store-files.js';
+import { handleId, readRange, readWhole, sameId, statId, writeAll, writeDurably, type FileId } from './store-files.js';
 import { applyOps, corrupt, journalHeader, journalLine, parseJournal, parseSnapshot, snapshotText, type JournalOp } from './store-format.js';
 import type { StoreHooks } from './store-options.js';
 import type { UserRecord } from './store-record.js';
@@ -27,6 +27,8 @@ export class Replica {
   #sorted: readonly UserRecord[] | undefined;
   /** undefined: memory may disagree with the disk; the next sync reloads everything. */
   #view: View | undefined;
+  /** The torn tail last warned about (journal inode and where the tail starts). */
+  #tornReported: string | undefined;
 
   constructor(path: string, hooks: StoreHooks) {
     this.#path = path;
@@ -58,14 +60,12 @@ export class Replica {
     return view !== undefined && sameId(await statId(this.#journalPath), view.journal);
   }
 
-  /** Creates an empty store when neither file exists, narrows modes, and loads. */
+  /** Creates an empty store when neither file exists, and loads (modes and owners were checked at open). */
   async open(): Promise<void> {
     if ((await statId(this.#path)) === undefined && (await statId(this.#journalPath)) === undefined) {
       await writeDurably(this.#path, snapshotText(0, []));
       await writeDurably(this.#journalPath, journalHeader(0));
     }
-    await tightenMode(this.#path);
-    await tightenMode(this.#journalPath);
     await this.#load();
   }
 
@@ -83,6 +83,7 @@ export class Replica {
     const entries = parseJournal(bytes, this.#journalPath, view.lines + 1, false);
     this.#apply(entries.ops);
     this.#view = { ...view, journal, validEnd: view.validEnd + entries.consumed, lines: view.lines + entries.lines };
+    this.#reportTorn(journal, view.validEnd + entries.consumed);
   }
 
   /** Appends one change, fsyncs it, then applies it in memory. On failure neither changes. */
@@ -137,6 +138,23 @@ export class Replica {
     }
   }
 
+  /**
+   * One warning per torn tail (a line whose append was never acknowledged, as after a crash
+   * mid-write): it is ignored now and cut off before the next append, and an operator should
+   * know that bytes were dropped. The same tail seen again by a later sync is not reported twice.
+   */
+  #reportTorn(journal: FileId, validEnd: number): void {
+    const bytes = journal.size - validEnd;
+    const key = `${journal.ino}:${validEnd}`;
+    if (bytes <= 0 || this.#tornReported === key) return;
+    this.#tornReported = key;
+    this.#hooks.onWarning?.(
+      `the users store journal ${this.#journalPath} ends with a torn line: ${bytes} bytes of a write that was never acknowledged ` +
+        '(a crash or a full disk mid-append) are ignored and will be dropped at the next change',
+      { file: this.#journalPath, bytes },
+    );
+  }
+
   #apply(ops: readonly JournalOp[]): void {
     if (ops.length === 0) return;
     applyOps(this.#users, ops);
@@ -164,6 +182,7 @@ export class Replica {
         applyOps(users, entries.ops);
         view = { ...view, journalUsable: true, validEnd: entries.consumed, lines: entries.lines };
       }
+      if (entries.generation === generation || entries.lines === 0) this.#reportTorn(journal.id, entries.consumed);
     }
     this.#users = users;
     this.#sorted = undefined;

@@ -6,12 +6,11 @@
 // holds the cross-process lock file, so the server and the CLI can share one store. Before each
 // read-modify-write the store catches up with what other processes appended or compacted.
 import { createHash } from 'node:crypto';
-import { mkdir } from 'node:fs/promises';
-import { dirname, resolve } from 'node:path';
 import { ServiceError } from '../errors.js';
 import type { JournalOp } from './store-format.js';
 import { createFileLedgers, type FileLedgers } from './ledger-file.js';
 import type { IssuanceLedger, NonceLedger, ThrottleLedger } from './ledgers.js';
+import { openStorePath } from './store-path.js';
 import { acquireLock, sweepLockLeftovers, type LockOptions } from './store-lock.js';
 import { resolveStoreOptions, type StoreConfig, type StoreHooks, type StoreOptions } from './store-options.js';
 import { checkRecord, type UserRecord } from './store-record.js';
@@ -90,12 +89,8 @@ export async function openStore(path: string, options: StoreOptions = {}): Promi
     });
   }
   const config = resolveStoreOptions(path, options);
-  const absolute = resolve(path);
-  try {
-    await mkdir(dirname(absolute), { recursive: true, mode: 0o700 });
-  } catch (error) {
-    throw new ServiceError('ERR_STORE_WRITE', `cannot create the directory of the users store ${absolute}: ${(error as Error).message}`, { cause: error });
-  }
+  // U-1: one real path (symbolic links resolved once), and files no other user can plant or read.
+  const absolute = await openStorePath(path, { warn: config.hooks.onWarning });
   const store = new FileStore(absolute, config);
   await store.init();
   return store;

@@ -2,13 +2,16 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
-import { readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { request } from '../helpers/https.js';
 import { basic, testCertificate } from '../helpers/service.js';
 import { BIN, exited, hasCurl, run, serve, serveInTemp } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
+import { checkUserName } from '../../lib/users/names.js';
+import { openStore } from '../../lib/users/store.js';
 
 const pkg = JSON.parse(await readFile(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string; bin: Record<string, string> };
 const FAST = ['--scrypt-ln', '10'];
@@ -21,7 +24,7 @@ test('C-1 the first bin entry is the compiled command', () => {
 test('C-4 --help lists commands, flags and their environment variables; --version', async () => {
   const help = await run(['--help']);
   assert.equal(help.code, 0);
-  for (const s of ['user add NAME', 'reset-token NAME', '--http-port', 'HTTPSKIT_PORT', 'HTTPSKIT_TRUST_PROXY', 'HTTPSKIT_DIGEST', 'Exit codes']) {
+  for (const s of ['user add NAME [--admin] [--digest]', 'reset-token NAME', '--http-port', 'HTTPSKIT_PORT', 'HTTPSKIT_TRUST_PROXY', 'HTTPSKIT_DIGEST', 'Exit codes']) {
     assert.ok(help.stdout.includes(s), s);
   }
   const version = await run(['--version']);
@@ -29,16 +32,197 @@ test('C-4 --help lists commands, flags and their environment variables; --versio
   assert.equal(version.stdout.trim(), pkg.version);
 });
 
-test('C-4 usage errors exit 2 with one clear line', async () => {
-  const cases = [['--bogus'], ['--port', '70000'], ['--port', 'abc'], ['frobnicate'], ['user', 'add'], ['user', 'add', 'a', 'b'], ['user', 'nope', 'x'], ['--cert', 'x.pem'], ['--min-length', '3']];
-  for (const args of cases) {
+// --help after a command: that command's usage line and its own options, nothing else.
+const commandHelp: ReadonlyArray<readonly [args: readonly string[], usage: string, has: readonly string[], hasNot: readonly string[]]> = [
+  [['serve', '--help'], 'Usage: httpskit serve [options]', ['--port N', 'HTTPSKIT_PORT', '--trust-proxy', '--no-hsts', '--digest'], ['--admin', 'user add NAME', 'reset-token NAME']],
+  [['user', '--help'], 'Usage: httpskit user COMMAND', ['user add NAME [--admin] [--digest]', 'user passwd NAME', 'user del NAME', 'user list'], ['--port', 'reset-token', 'serve']],
+  [['user', 'add', '--help'], 'Usage: httpskit user add NAME [--admin] [--digest]', ['--admin', '--digest', 'HTTPSKIT_DIGEST', '--store', '--min-length', 'standard input'], ['--port', '--host', 'reset-token', 'user list']],
+  [['user', 'add', '-h'], 'Usage: httpskit user add NAME [--admin] [--digest]', ['--admin'], ['--port']],
+  [['user', 'passwd', '--help'], 'Usage: httpskit user passwd NAME [--digest]', ['--digest', '--store'], ['--admin', '--port']],
+  [['user', 'list', '--help'], 'Usage: httpskit user list', ['--store', 'HTTPSKIT_STORE'], ['--digest', '--admin', '--port']],
+  [['reset-token', '--help'], 'Usage: httpskit reset-token NAME', ['--store'], ['--port', '--digest', '--admin', 'user add']],
+];
+for (const [args, usage, has, hasNot] of commandHelp) {
+  test(`C-4 ${args.join(' ')} prints that command's usage and options only, exit 0`, async () => {
     const r = await run(args);
-    assert.equal(r.code, 2, args.join(' '));
-    assert.equal(r.stderr.trim().split('\n').length, 1, args.join(' '));
-    assert.match(r.stderr, /^httpskit: /);
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stderr, '');
+    assert.ok(r.stdout.startsWith(`${usage}`), r.stdout.split('\n')[0]);
+    for (const s of has) assert.ok(r.stdout.includes(s), `has ${s}`);
+    for (const s of hasNot) assert.ok(!r.stdout.includes(s), `has no ${s}`);
+  });
+}
+
+// Each usage error: exit 2, one line on stderr naming what the user typed, never a library option name.
+const LIBRARY_NAMES = /trustProxy|minPasswordLength|scrypt\.ln|hstsMaxAge|httpPort|certDir|ERR_/;
+const usageErrors: ReadonlyArray<readonly [args: readonly string[], env: Record<string, string>, line: RegExp]> = [
+  [['--frobnicate'], {}, /^httpskit: unknown option --frobnicate \(see httpskit serve --help\)$/],
+  [['user', 'list', '--frobnicate=1'], {}, /^httpskit: unknown option --frobnicate \(see httpskit user list --help\)$/],
+  [['--frob', 'bar', 'user', 'list'], {}, /^httpskit: unknown option --frob /],
+  [['-x'], {}, /^httpskit: unknown option -x /],
+  [['--admin'], {}, /^httpskit: --admin does not apply to serve /],
+  [['serve', '--admin'], {}, /^httpskit: --admin does not apply to serve /],
+  [['user', 'list', '--digest'], {}, /^httpskit: --digest does not apply to user list /],
+  [['user', 'passwd', 'bob', '--admin'], {}, /^httpskit: --admin does not apply to user passwd /],
+  [['reset-token', 'bob', '--port', '1'], {}, /^httpskit: --port does not apply to reset-token /],
+  [['user'], {}, /^httpskit user: missing command \(add, passwd, del, list[,)]/],
+  [['user', 'nope', 'x'], {}, /^httpskit user: unknown command "nope" \(add, passwd, del, list[,)]/],
+  [['frobnicate'], {}, /^httpskit: unknown command "frobnicate" \(serve, user, reset-token[,)]/],
+  [['user', 'add'], {}, /^httpskit user add: missing NAME /],
+  [['user', 'add', 'a', 'b'], {}, /^httpskit user add: unexpected argument "b" /],
+  [['serve', 'x'], {}, /^httpskit serve: unexpected argument "x" /],
+  [['--port'], {}, /^httpskit: --port needs a value /],
+  [['--port', '--store', 'x'], {}, /^httpskit: --port needs a value /],
+  [['--port', '70000'], {}, /^httpskit: --port must be an integer from 0 to 65535, got 70000 /],
+  [['--port', 'abc'], {}, /^httpskit: --port must be a whole number, got "abc" /],
+  [['--digest=yes'], {}, /^httpskit: --digest takes no value, got "yes" /],
+  [['--trust-proxy', 'notanip'], {}, /^httpskit: --trust-proxy\b.*"notanip"/],
+  [['--min-length', '3'], {}, /^httpskit: --min-length must be an integer from 8 to 64, got 3 /],
+  [['user', 'add', 'bob', '--min-length', '3'], {}, /^httpskit: --min-length must be an integer from 8 to 64, got 3 \(see httpskit user add --help\)$/],
+  [['--scrypt-ln', '30'], {}, /^httpskit: --scrypt-ln "30": /],
+  [['--host', '999.1.1.1'], {}, /^httpskit: --host must be an IP address or a host name, got "999\.1\.1\.1" /],
+  [['--host', 'bad_host!'], {}, /^httpskit: --host must be an IP address or a host name, got "bad_host!" /],
+  [['--cert', 'x.pem'], {}, /^httpskit: --cert needs a key too /],
+  [['--store', ''], {}, /^httpskit: --store must not be empty /],
+  [[], { HTTPSKIT_PORT: 'eighty' }, /^httpskit: HTTPSKIT_PORT must be a whole number, got "eighty" /],
+  [[], { HTTPSKIT_PORT: '99999' }, /^httpskit: HTTPSKIT_PORT must be an integer from 0 to 65535, got 99999 /],
+  [[], { HTTPSKIT_TRUST_PROXY: 'notanip' }, /^httpskit: HTTPSKIT_TRUST_PROXY\b.*"notanip"/],
+  [[], { HTTPSKIT_MIN_LENGTH: '3' }, /^httpskit: HTTPSKIT_MIN_LENGTH must be an integer from 8 to 64, got 3 /],
+  [[], { HTTPSKIT_HOST: '999.1.1.1' }, /^httpskit: HTTPSKIT_HOST must be an IP address or a host name, got "999\.1\.1\.1" /],
+  [[], { HTTPSKIT_KEY: 'k.pem' }, /^httpskit: HTTPSKIT_KEY needs a certificate too /],
+  [['user', 'add', 'bob'], { HTTPSKIT_SCRYPT_LN: 'x' }, /^httpskit: HTTPSKIT_SCRYPT_LN must be a whole number, got "x" /],
+  // Boolean variables take exactly what the message says: 1, true, 0 or false.
+  ...['maybe', 'yes', 'on', 'no', 'TRUE', ' 1'].flatMap((value) => [
+    [[], { HTTPSKIT_DIGEST: value }, new RegExp(`^httpskit: HTTPSKIT_DIGEST must be 1, true, 0 or false, got "${value}" `)] as const,
+    [[], { HTTPSKIT_NO_HSTS: value }, new RegExp(`^httpskit: HTTPSKIT_NO_HSTS must be 1, true, 0 or false, got "${value}" `)] as const,
+  ]),
+  [['user', 'add', 'bob'], { HTTPSKIT_DIGEST: 'maybe' }, /^httpskit: HTTPSKIT_DIGEST must be 1, true, 0 or false, got "maybe" \(see httpskit user add --help\)$/],
+];
+test('C-4 usage errors exit 2 with one clear line naming the flag or variable the user typed', async (t) => {
+  const dir = await tempDir(t);
+  for (const [args, env, line] of usageErrors) {
+    const what = `${Object.entries(env).map(([k, v]) => `${k}=${v} `).join('')}${args.join(' ')}`;
+    const r = await run(args, { env, cwd: dir, input: 'lemon-initial-passphrase-1\n' });
+    assert.equal(r.code, 2, `${what}: ${r.stderr}`);
+    assert.equal(r.stderr.split('\n').length, 2, `${what}: one line: ${r.stderr}`);
+    assert.match(r.stderr.trim(), line, what);
+    assert.doesNotMatch(r.stderr, LIBRARY_NAMES, what);
   }
-  const env = await run([], { env: { HTTPSKIT_PORT: 'eighty' } });
-  assert.equal(env.code, 2);
+  assert.deepEqual(await readdir(dir), [], 'a usage error creates nothing (no store, no certificate)');
+});
+
+test('C-4 `user` alone prints the user commands on stdout and one error line on stderr', async () => {
+  const r = await run(['user']);
+  assert.equal(r.code, 2);
+  assert.match(r.stdout, /^Usage: httpskit user COMMAND/);
+  assert.ok(r.stdout.includes('user add NAME [--admin] [--digest]'));
+  assert.equal(r.stderr.trim().split('\n').length, 1);
+});
+
+test('C-2 boolean variables: 1/true turn a flag on, 0/false/empty leave it off (HTTPSKIT_NO_HSTS, HTTPSKIT_DIGEST)', async (t) => {
+  for (const [value, on] of [['1', true], ['true', true], ['0', false], ['false', false], ['', false]] as const) {
+    const dir = await tempDir(t);
+    const { cacert, url } = await serveInTemp(t, dir, FAST, { HTTPSKIT_NO_HSTS: value, HTTPSKIT_DIGEST: value });
+    const ca = await readFile(cacert);
+    const r = await request(`${url}/api/something`, { ca });
+    assert.equal(r.status, 200);
+    assert.equal(r.headers['strict-transport-security'] === undefined, on, `HTTPSKIT_NO_HSTS=${value}`);
+    const challenge = await request(`${url}/user/nobody/password`, { ca, method: 'PUT', headers: { 'content-type': 'text/plain' }, body: 'x' });
+    assert.equal(challenge.status, 401);
+    assert.equal(/Digest/.test(String(challenge.headers['www-authenticate'])), on, `HTTPSKIT_DIGEST=${value}`);
+  }
+});
+
+test('U-1 a read-only command on a store that does not exist exits 1, says so, and creates nothing', async (t) => {
+  const dir = await tempDir(t);
+  const missing = join(dir, 'no', 'such', 'dir', 'users.json');
+  const cases: ReadonlyArray<readonly [args: readonly string[], env: Record<string, string>]> = [
+    [['user', 'list', '--store', missing], {}],
+    [['user', 'list'], { HTTPSKIT_STORE: missing }],
+    [['user', 'passwd', 'alice', '--store', missing, ...FAST], {}],
+    [['user', 'del', 'alice', '--store', missing], {}],
+    [['reset-token', 'alice', '--store', missing], {}],
+  ];
+  for (const [args, env] of cases) {
+    const r = await run(args, { env, input: 'lemon-initial-passphrase-1\n' });
+    assert.equal(r.code, 1, `${args.join(' ')}: ${r.stderr}`);
+    assert.equal(r.stderr.split('\n').length, 2, r.stderr);
+    assert.ok(r.stderr.startsWith(`httpskit: no user store at ${missing} `), r.stderr);
+  }
+  // The relative default, from another working directory.
+  const cwd = join(dir, 'empty');
+  await mkdir(cwd);
+  const byDefault = await run(['user', 'list'], { cwd });
+  assert.equal(byDefault.code, 1);
+  assert.ok(byDefault.stderr.includes(join(cwd, 'data', 'users.json')), byDefault.stderr);
+  assert.deepEqual(await readdir(dir), ['empty']);
+  assert.deepEqual(await readdir(cwd), []);
+  // A command that writes creates the store; then reading it works.
+  const add = await run(['user', 'add', 'alice', '--store', missing, ...FAST], { input: 'lemon-initial-passphrase-1\n' });
+  assert.equal(add.code, 0, add.stderr);
+  const list = await run(['user', 'list', '--store', missing]);
+  assert.equal(list.code, 0, list.stderr);
+  assert.match(list.stdout, /^alice\tuser\t/);
+});
+
+test('U-2 user add refuses a bad name before the store is created, naming the name', async (t) => {
+  const dir = await tempDir(t);
+  const store = join(dir, 'users.json');
+  const r = await run(['user', 'add', 'a/b', '--store', store, ...FAST], { input: 'lemon-initial-passphrase-1\n' });
+  assert.equal(r.code, 1);
+  assert.match(r.stderr, /^httpskit: invalid user name "a\/b" \(forbidden-character\)\n$/);
+  assert.deepEqual(await readdir(dir), []);
+});
+
+test(
+  'U-2 (amended) user add refuses a name ending in .json or .xml',
+  // The rule itself lives in lib/users/names.ts (another branch); this test runs once it is there.
+  { todo: checkUserName('a.json').ok ? 'waits for the U-2 amendment in lib/users/names.ts' : false },
+  async (t) => {
+    const dir = await tempDir(t);
+    const store = join(dir, 'users.json');
+    for (const name of ['report.json', 'Report.XML']) {
+      const r = await run(['user', 'add', name, '--store', store, ...FAST], { input: 'lemon-initial-passphrase-1\n' });
+      assert.equal(r.code, 1, name);
+      assert.equal(r.stderr.split('\n').length, 2, r.stderr);
+      assert.ok(r.stderr.startsWith(`httpskit: invalid user name "${name}" (`), r.stderr);
+    }
+    assert.deepEqual(await readdir(dir), []);
+  },
+);
+
+test('C-2 a start that cannot listen leaves no new development certificate, keeps one that was there, and drops no Digest secret (P-10)', async (t) => {
+  const dir = await tempDir(t);
+  const blocker = createServer();
+  await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
+  t.after(() => blocker.close());
+  const port = String((blocker.address() as AddressInfo).port);
+  const certDir = join(dir, 'certs');
+  const storePath = join(dir, 'users.json');
+  const args = ['--port', port, '--cert-dir', certDir, '--store', storePath, ...FAST];
+  // A Digest user, as a Digest server on that port would have them (P-10).
+  const add = await run(['user', 'add', 'dora', '--digest', '--store', storePath, ...FAST], { input: 'lemon-initial-passphrase-1\n' });
+  assert.equal(add.code, 0, add.stderr);
+  const hasSecret = async (): Promise<boolean> => {
+    const store = await openStore(storePath);
+    try {
+      return (await store.get('dora'))?.digest !== undefined;
+    } finally {
+      await store.close();
+    }
+  };
+  assert.equal(await hasSecret(), true);
+  const busy = await run(args);
+  assert.equal(busy.code, 1, busy.stderr);
+  assert.match(busy.stderr, /^httpskit: cannot start: .*EADDRINUSE.*\n$/);
+  assert.deepEqual((await readdir(certDir).catch(() => [])).filter((f) => f.endsWith('.pem')), []);
+  assert.equal(await hasSecret(), true, 'a start without --digest that failed drops no Digest secret');
+  // A certificate made by an earlier, successful start stays.
+  const { cacert } = await serveInTemp(t, dir, FAST);
+  const before = await readFile(cacert, 'utf8');
+  const again = await run(args);
+  assert.equal(again.code, 1);
+  assert.equal(await readFile(cacert, 'utf8'), before);
 });
 
 test('C-4 failures exit 1 with one clear line: missing cert file, a key that is not PEM', async (t) => {
@@ -74,24 +258,25 @@ test('C-4 failures exit 1 with one clear line: missing cert file, a key that is 
 
 test('C-3 user add/list/passwd/del and reset-token; passwords only from stdin, never arguments', async (t) => {
   const dir = await tempDir(t);
-  const store = ['--store', join(dir, 'users.json'), ...FAST];
-  const add = await run(['user', 'add', 'alice', ...store], { input: 'lemon-initial-passphrase-1\n' });
+  const store = ['--store', join(dir, 'users.json')];
+  const hashing = [...store, ...FAST];
+  const add = await run(['user', 'add', 'alice', ...hashing], { input: 'lemon-initial-passphrase-1\n' });
   assert.equal(add.code, 0, add.stderr);
-  const admin = await run(['user', 'add', 'root', '--admin', ...store], { input: 'boss-initial-passphrase-1\r\n' });
+  const admin = await run(['user', 'add', 'root', '--admin', ...hashing], { input: 'boss-initial-passphrase-1\r\n' });
   assert.equal(admin.code, 0, admin.stderr);
-  const dup = await run(['user', 'add', 'alice', ...store], { input: 'lemon-initial-passphrase-2\n' });
+  const dup = await run(['user', 'add', 'alice', ...hashing], { input: 'lemon-initial-passphrase-2\n' });
   assert.equal(dup.code, 1);
   const list = await run(['user', 'list', ...store]);
   assert.equal(list.code, 0);
   assert.deepEqual(list.stdout.trim().split('\n').map((l) => l.split('\t').slice(0, 2)), [['alice', 'user'], ['root', 'admin']]);
   assert.ok(!list.stdout.includes('scrypt'), 'no hashes in the listing');
-  const weak = await run(['user', 'passwd', 'alice', ...store], { input: 'short\n' });
+  const weak = await run(['user', 'passwd', 'alice', ...hashing], { input: 'short\n' });
   assert.equal(weak.code, 1);
   assert.match(weak.stderr, /too-short/);
-  const noInput = await run(['user', 'passwd', 'alice', ...store], { input: '' });
+  const noInput = await run(['user', 'passwd', 'alice', ...hashing], { input: '' });
   assert.equal(noInput.code, 1);
   assert.match(noInput.stderr, /standard input/);
-  const passwd = await run(['user', 'passwd', 'alice', ...store], { input: 'lemon-second-passphrase-2\n' });
+  const passwd = await run(['user', 'passwd', 'alice', ...hashing], { input: 'lemon-second-passphrase-2\n' });
   assert.equal(passwd.code, 0, passwd.stderr);
   const token = await run(['reset-token', 'alice', ...store]);
   assert.equal(token.code, 0, token.stderr);
@@ -105,7 +290,7 @@ test('C-3 user add/list/passwd/del and reset-token; passwords only from stdin, n
   assert.equal(del.code, 0);
   const delAgain = await run(['user', 'del', 'alice', ...store]);
   assert.equal(delAgain.code, 1);
-  const badName = await run(['user', 'add', 'a/b', ...store], { input: 'lemon-initial-passphrase-1\n' });
+  const badName = await run(['user', 'add', 'a/b', ...hashing], { input: 'lemon-initial-passphrase-1\n' });
   assert.equal(badName.code, 1);
 });
 

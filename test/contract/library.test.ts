@@ -7,7 +7,7 @@ import { connect as http2Connect, createSecureServer } from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import * as lib from '../../lib/index.js';
-import { createService, type ServiceOptions, negotiate, parseAccept, problem, renderProblem, toXml, HttpError, ServiceError } from '../../lib/index.js';
+import { createService, type ServiceOptions, type NegotiatorOptions, negotiate, parseAccept, problem, renderProblem, toXml, HttpError, ServiceError } from '../../lib/index.js';
 import { request } from '../helpers/https.js';
 import { basic, FAST_SCRYPT, testCertificate } from '../helpers/service.js';
 import { tempDir } from '../helpers/tmp.js';
@@ -201,8 +201,19 @@ test('A-3 the negotiator, the XML serializer and the problem helpers stand alone
   assert.ok(new HttpError(p) instanceof Error);
   assert.deepEqual(Object.keys(lib).sort(), [
     'HttpError', 'PasswordPolicyError', 'ServiceError', 'createNegotiator', 'createService', 'decodeXmlName', 'encodeXmlName',
-    'negotiate', 'parseAccept', 'problem', 'renderProblem', 'toXml',
+    'negotiate', 'negotiateAll', 'parseAccept', 'problem', 'renderProblem', 'toXml',
   ]);
+});
+
+test('A-3 (amended) the exported negotiator takes any application\'s list: parameters, any case, malformed entries skipped, a ranking, charset=utf-8 as an option', () => {
+  const offered = ['boom', 'application/vnd.example+json;version=1', 'Application/Vnd.Example+JSON; version="2"'];
+  assert.equal(lib.negotiate('application/vnd.example+json;version=2', offered), offered[2]);
+  assert.deepEqual(lib.negotiateAll('application/vnd.example+json;q=0.5, */*;version=1', offered), [offered[1], offered[2]]);
+  assert.equal(lib.createNegotiator(offered)(undefined), offered[1]);
+  assert.throws(() => lib.negotiate('*/*', ['application/*']), TypeError);
+  assert.equal(lib.negotiate('application/json;charset=utf-8', ['application/json']), undefined);
+  const options: NegotiatorOptions = { charsetUtf8: true, cacheSize: 16 };
+  assert.equal(lib.createNegotiator(['application/json'], options)('application/json;charset=utf-8'), 'application/json');
 });
 
 test('A-1 library calls wait for the hashing gate instead of failing (bulk import)', async (t) => {

@@ -85,11 +85,12 @@ export async function serveInTemp(
   t: { after: (fn: () => unknown) => void },
   dir: string,
   args: readonly string[] = [],
+  env: NodeJS.ProcessEnv = {},
 ): Promise<{ storePath: string; cacert: string; port: string; url: string }> {
   const storePath = join(dir, 'users.json');
   const certDir = join(dir, 'certs');
   await mkdir(certDir, { recursive: true });
-  const { child, url } = await serve(['--port', '0', '--cert-dir', certDir, '--store', storePath, ...args]);
+  const { child, url } = await serve(['--port', '0', '--cert-dir', certDir, '--store', storePath, ...args], { env });
   t.after(() => child.kill('SIGKILL'));
   return { storePath, cacert: join(certDir, 'localhost-cert.pem'), port: new URL(url).port, url };
 }

@@ -1,5 +1,6 @@
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
+import { checkAgainstOpenApi } from './openapi-check.js';
 
 export interface Response {
   readonly status: number;
@@ -14,6 +15,8 @@ export interface RequestInit {
   readonly body?: string | Buffer;
   readonly ca?: string | Buffer;
   readonly servername?: string;
+  /** Skip the H-4 check of the response against the OpenAPI document (for servers other than ours). */
+  readonly unchecked?: boolean;
 }
 
 /** One request over a fresh connection (no agent), real TLS when the URL says https. */
@@ -35,7 +38,14 @@ export function request(url: string, init: RequestInit = {}): Promise<Response> 
         res.on('data', (c: Buffer) => chunks.push(c));
         res.on('end', () => {
           const raw = Buffer.concat(chunks);
-          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: raw.toString('utf8'), raw });
+          const response = { status: res.statusCode ?? 0, headers: res.headers, body: raw.toString('utf8'), raw };
+          try {
+            if (init.unchecked !== true) checkAgainstOpenApi(init.method ?? 'GET', u, response);
+          } catch (error) {
+            reject(error);
+            return;
+          }
+          resolve(response);
         });
         res.on('error', reject);
       },

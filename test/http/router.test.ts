@@ -6,6 +6,7 @@ const router = createRouter<string>({
   '/api/:resource': { GET: 'representation' },
   '/user/:name/password': { PUT: 'put' },
   '/user/:name/resetpassword': { POST: 'post' },
+  '/:resource(healthz)': { GET: 'health' },
 });
 
 const cases: ReadonlyArray<readonly [method: string, path: string, expected: string]> = [
@@ -36,6 +37,14 @@ const cases: ReadonlyArray<readonly [method: string, path: string, expected: str
   ['PUT', '/user/alice/passwordx', 'not-found'],
   ['PUT', '/user/alice', 'not-found'],
   ['PUT', '/user/alice/', 'not-found'],
+  ['GET', '/healthz', 'found health {"resource":"healthz"}'],
+  ['GET', '/healthz.xml', 'found health {"resource":"healthz.xml"}'],
+  ['GET', '/healthz.', 'found health {"resource":"healthz."}'],
+  ['GET', '/healthz/', 'found health {"resource":"healthz"}'],
+  ['GET', '/healthzx', 'not-found'],
+  ['GET', '/health', 'not-found'],
+  ['GET', '/healthz/x', 'not-found'],
+  ['POST', '/healthz.json', 'method-not-allowed GET, HEAD, OPTIONS'],
 ];
 
 for (const [method, path, expected] of cases) {
@@ -55,4 +64,13 @@ test('router: patterns are checked when the table is built', () => {
   assert.throws(() => createRouter({ 'api/x': { GET: 1 } }), TypeError);
   assert.throws(() => createRouter({ '/api/:bad-name': { GET: 1 } }), TypeError);
   assert.throws(() => createRouter({ '/api/x y': { GET: 1 } }), TypeError);
+  assert.throws(() => createRouter({ '/:x(a.b)': { GET: 1 } }), TypeError);
+});
+
+test('H-5 router: a match names its route pattern, never the raw path', () => {
+  const labels = (['/api/something.xml', '/user/alice/password', '/healthz.json'] as const).map((path) => {
+    const m = router.match('GET', path);
+    return m.kind === 'not-found' ? 'not-found' : m.route;
+  });
+  assert.deepEqual(labels, ['/api/{resource}', '/user/{name}/password', '/healthz']);
 });

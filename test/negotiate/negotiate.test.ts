@@ -4,9 +4,11 @@ import fc from 'fast-check';
 import Negotiator from 'negotiator';
 import { MAX_ACCEPT_ENTRIES, MAX_ACCEPT_LENGTH, parseAccept } from '../../lib/negotiate/accept.js';
 import type { MediaRange } from '../../lib/negotiate/accept.js';
-import { createNegotiator, negotiate } from '../../lib/negotiate/negotiate.js';
+import { createNegotiator, negotiate, negotiateAll } from '../../lib/negotiate/negotiate.js';
 
 const OFFERED = ['application/json', 'application/xml', 'text/xml'] as const;
+/** The service's options (N-2): its representations are sent as UTF-8. */
+const SERVICE = { charsetUtf8: true } as const;
 const JSON_ = 'application/json';
 const XML = 'application/xml';
 const TEXT_XML = 'text/xml';
@@ -101,9 +103,10 @@ const cases: ReadonlyArray<readonly [why: string, accept: string | undefined, ex
 
 for (const [why, accept, expected] of cases) {
   test(`N-2/N-3 negotiate: ${why}: ${JSON.stringify(accept)} → ${expected ?? 'none (406)'}`, () => {
-    assert.equal(negotiate(accept, OFFERED), expected);
-    assert.equal(negotiate(parseAccept(accept), OFFERED), expected, 'same answer from parsed ranges');
-    assert.equal(createNegotiator(OFFERED)(accept), expected, 'same answer from createNegotiator');
+    assert.equal(negotiate(accept, OFFERED, SERVICE), expected);
+    assert.equal(negotiate(parseAccept(accept), OFFERED, SERVICE), expected, 'same answer from parsed ranges');
+    assert.equal(createNegotiator(OFFERED, SERVICE)(accept), expected, 'same answer from createNegotiator');
+    assert.equal(negotiateAll(accept, OFFERED, SERVICE)[0], expected, 'the ranking starts with it');
   });
 }
 
@@ -144,17 +147,27 @@ test('N-3 negotiate: ranges built by hand work too', () => {
   assert.equal(negotiate([], OFFERED), undefined, 'no ranges accept nothing');
   assert.equal(negotiate([range('*', '*', 0.5, 0), range('text', 'xml', 0.5, 1)], OFFERED), TEXT_XML);
   assert.equal(negotiate([range('application', 'xml', 1, 1), range('application', 'json', 1, 0)], OFFERED), JSON_, 'position, not array order');
-  assert.equal(negotiate([range('application', 'json', 1, 0, { charset: 'UTF-8' })], OFFERED), JSON_);
-  assert.equal(negotiate([range('application', 'json', 1, 0, { charset: 'utf-8', level: '1' })], OFFERED), undefined);
+  assert.equal(negotiate([range('application', 'json', 1, 0, { charset: 'UTF-8' })], OFFERED, SERVICE), JSON_);
+  assert.equal(negotiate([range('application', 'json', 1, 0, { charset: 'UTF-8' })], OFFERED), undefined, 'without the N-2 option');
+  assert.equal(negotiate([range('application', 'json', 1, 0, { charset: 'utf-8', level: '1' })], OFFERED, SERVICE), undefined);
+  assert.equal(negotiate([range('text', 'html', 1, 0, { level: '1' })], ['text/html', 'text/html;level=1']), 'text/html;level=1');
 });
 
 test('negotiate: programmer errors are loud', () => {
-  const bad: ReadonlyArray<readonly string[]> = [['application/JSON'], ['json'], ['*/*'], ['text/*'], ['*/xml'], ['application/json; charset=utf-8'], ['/json'], ['application/'], ['a/b/c']];
-  for (const offered of bad) assert.throws(() => negotiate('*/*', offered), TypeError, JSON.stringify(offered));
+  const wildcards: ReadonlyArray<readonly string[]> = [['*/*'], ['text/*'], ['*/xml'], ['application/json', 'TEXT/*;level=1'], [' */* ']];
+  for (const offered of wildcards) {
+    assert.throws(() => negotiate('*/*', offered), TypeError, JSON.stringify(offered));
+    assert.throws(() => negotiateAll('*/*', offered), TypeError, JSON.stringify(offered));
+    assert.throws(() => createNegotiator(offered), TypeError, JSON.stringify(offered));
+  }
   assert.throws(() => negotiate('*/*', 'application/json' as unknown as string[]), TypeError);
+  assert.throws(() => negotiate('*/*', [42] as unknown as string[]), TypeError);
+  assert.throws(() => negotiate('*/*', OFFERED, { charsetUTF8: true } as never), TypeError, 'unknown option (a typo)');
+  assert.throws(() => negotiate('*/*', OFFERED, { cacheSize: 1 } as never), TypeError, 'cacheSize is for createNegotiator');
+  assert.throws(() => negotiate('*/*', OFFERED, { charsetUtf8: 'yes' } as never), TypeError);
+  assert.throws(() => createNegotiator(OFFERED, { charsetUtf8: 1 } as never), TypeError);
   assert.throws(() => negotiate([{ type: '*', subtype: '*', q: 2, position: 0, params: new Map() }], OFFERED), TypeError);
   assert.throws(() => negotiate([{ type: '*', subtype: '*', q: Number.NaN, position: 0, params: new Map() }], OFFERED), TypeError);
-  assert.throws(() => createNegotiator(['Text/XML']), TypeError);
   for (const cacheSize of [-1, 1.5, Number.NaN, 1e9]) assert.throws(() => createNegotiator(OFFERED, { cacheSize }), TypeError, String(cacheSize));
 });
 
@@ -204,7 +217,23 @@ const agreed: ReadonlyArray<string | undefined> = [
 ];
 
 test('N-2/N-3 negotiate agrees with the negotiator package on common and edge headers', () => {
-  for (const accept of agreed) assert.equal(negotiate(accept, OFFERED), expressChoice(accept), JSON.stringify(accept));
+  for (const accept of agreed) assert.equal(negotiate(accept, OFFERED, SERVICE), expressChoice(accept), JSON.stringify(accept));
+});
+
+// Without the N-2 option (the library's default) a charset on a range is a parameter like any
+// other, as RFC 9110 §12.5.1 says and as negotiator does.
+const agreedWithoutUtf8: ReadonlyArray<string> = [
+  'application/json;charset=utf-8', '*/*; charset=utf-8', 'text/xml;charset="utf-8"', 'application/json;charset=UTF-8;q=0.5, application/xml;q=0.4',
+  'application/json, application/json;charset=utf-8;q=0, application/xml;q=0.1', 'application/json;charset=utf-8;q=0.9, application/json;q=0.1, application/xml;q=0.5',
+];
+
+test('A-3 negotiate without the N-2 option: a charset on a range must be on the offered type, as negotiator does', () => {
+  for (const accept of [...agreed, ...agreedWithoutUtf8]) {
+    assert.equal(negotiate(accept, OFFERED), expressChoice(accept), JSON.stringify(accept));
+    assert.equal(createNegotiator(OFFERED)(accept ?? undefined), expressChoice(accept), JSON.stringify(accept));
+  }
+  assert.equal(negotiate('application/json;charset=utf-8', ['application/json;charset=UTF-8']), 'application/json;charset=UTF-8', 'charset values are case-insensitive');
+  assert.equal(negotiate('application/json;charset=utf-8', ['application/json;charset=iso-8859-1', 'application/json']), undefined);
 });
 
 // Where we differ on purpose; each row: header, our answer, negotiator's answer, reason.
@@ -227,28 +256,73 @@ const differences: ReadonlyArray<readonly [accept: string, ours: string | undefi
 
 for (const [accept, ours, theirs, reason] of differences) {
   test(`N-2/N-3 documented difference from negotiator: ${JSON.stringify(accept)}: ${reason}`, () => {
-    assert.equal(negotiate(accept, OFFERED), ours);
+    assert.equal(negotiate(accept, OFFERED, SERVICE), ours);
     assert.equal(expressChoice(accept), theirs, 'negotiator changed: revisit this row');
   });
 }
 
-// A slow, obviously-correct model of N-2/N-3 over parsed ranges, to check the fast code against.
-function model(ranges: readonly MediaRange[], offered: readonly string[]): string | undefined {
-  const scored = offered.flatMap((type, index) => {
-    const [t, s] = type.split('/');
+// Where the library differs from negotiator's mediaTypes(list), options off (README, "Content
+// negotiation on its own"); each row: header, offered, our ranking, negotiator's, reason.
+const libraryDifferences: ReadonlyArray<readonly [accept: string | undefined, offered: readonly string[], ours: readonly string[] | 'TypeError', theirs: readonly string[], reason: string]> = [
+  ['text/html;level=1;foo=bar;q=0, text/html;level=1', ['text/html;level=1;foo=bar', 'text/html;level=1'], ['text/html;level=1'], ['text/html;level=1;foo=bar', 'text/html;level=1'], 'RFC 9110 §12.5.1: more parameters are more specific, so the q=0 range decides'],
+  ['application/vnd.example+json;version=V2', ['application/vnd.example+json;version=v2'], [], ['application/vnd.example+json;version=v2'], 'RFC 9110 §5.6.6: parameter values keep their case (charset excepted)'],
+  ['text/html;level=*', ['text/html;level=1'], [], ['text/html;level=1'], 'a "*" parameter value is a value, not a wildcard'],
+  [undefined, ['text/html', 'application/*'], 'TypeError', ['application/*', 'text/html'], 'an offer is a concrete type'],
+  ['*/*', ['text/html;level', 'text/html;q=0.5', 'text/html, text/plain', ' text/html', 'text/plain'], ['text/plain'], ['text/html;level', 'text/html;q=0.5', 'text/html, text/plain', ' text/html', 'text/plain'], 'malformed offered types are skipped'],
+];
+
+for (const [accept, offered, ours, theirs, reason] of libraryDifferences) {
+  test(`A-3 documented difference from negotiator (library): ${JSON.stringify(accept)} × ${JSON.stringify(offered)}: ${reason}`, () => {
+    if (ours === 'TypeError') assert.throws(() => negotiateAll(accept, offered), TypeError);
+    else assert.deepEqual(negotiateAll(accept, offered), ours);
+    assert.deepEqual(new Negotiator({ headers: accept === undefined ? {} : { accept } }).mediaTypes([...offered]), theirs, 'negotiator changed: revisit this row');
+  });
+}
+
+// A slow, obviously-correct model of N-2/N-3 over parsed ranges, to check the fast code against:
+// every acceptable offered type, best first.
+const TOKEN = "[!#$%&'*+.^_`|~0-9A-Za-z-]+";
+const OFFER = new RegExp(`^(${TOKEN})/(${TOKEN})((?:[ \\t]*;[ \\t]*${TOKEN}=(?:${TOKEN}|"(?:[^"\\\\]|\\\\.)*"))*)$`);
+const OFFER_PARAM = new RegExp(`;[ \\t]*(${TOKEN})=(${TOKEN}|"(?:[^"\\\\]|\\\\.)*")`, 'g');
+const isUtf8 = (v: string): boolean => ['utf-8', 'utf8'].includes(v.toLowerCase());
+
+function modelOffer(text: string): { type: string; subtype: string; params: Map<string, string> } | undefined {
+  const m = OFFER.exec(text);
+  if (m === null) return undefined;
+  const params = new Map<string, string>();
+  for (const [, name, value] of (m[3] as string).matchAll(OFFER_PARAM)) {
+    const key = (name as string).toLowerCase();
+    const unquoted = (value as string).startsWith('"') ? (value as string).slice(1, -1).replace(/\\(.)/g, '$1') : (value as string);
+    if (!params.has(key)) params.set(key, unquoted);
+  }
+  // RFC 9110 §12.5.1: the media type registry disallows a parameter named q.
+  if (params.has('q')) return undefined;
+  return { type: (m[1] as string).toLowerCase(), subtype: (m[2] as string).toLowerCase(), params };
+}
+
+function modelRanking(ranges: readonly MediaRange[], offered: readonly string[], utf8 = false): string[] {
+  const scored = offered.flatMap((text, index) => {
+    const offer = modelOffer(text);
+    if (offer === undefined) return [];
+    const met = (name: string, value: string): boolean => {
+      const have = offer.params.get(name);
+      if (name !== 'charset') return have === value;
+      if (have === undefined) return utf8 && isUtf8(value);
+      return have.toLowerCase() === value.toLowerCase() || (utf8 && isUtf8(have) && isUtf8(value));
+    };
     const covering = ranges
-      .filter((r) => [...r.params].every(([k, v]) => k === 'charset' && ['utf-8', 'utf8'].includes(v.toLowerCase())))
+      .filter((r) => [...r.params].every(([k, v]) => met(k, v)))
       .map((r) => {
-        const level = r.type === '*' && r.subtype === '*' ? 0 : r.type === t && r.subtype === '*' ? 2 : r.type === t && r.subtype === s ? 4 : -1;
-        return { r, specificity: level < 0 ? -1 : level + r.params.size };
+        const level = r.type === '*' && r.subtype === '*' ? 0 : r.type === offer.type && r.subtype === '*' ? 2 : r.type === offer.type && r.subtype === offer.subtype ? 4 : -1;
+        return { r, specificity: level < 0 ? -1 : level * 1000 + r.params.size };
       })
       .filter((c) => c.specificity >= 0)
       .sort((a, b) => b.specificity - a.specificity || b.r.q - a.r.q || a.r.position - b.r.position);
     const best = covering[0];
-    return best === undefined || best.r.q === 0 ? [] : [{ type, index, q: best.r.q, specificity: best.specificity, position: best.r.position }];
+    return best === undefined || best.r.q === 0 ? [] : [{ text, index, q: best.r.q, specificity: best.specificity, position: best.r.position }];
   });
   scored.sort((a, b) => b.q - a.q || b.specificity - a.specificity || a.position - b.position || a.index - b.index);
-  return scored[0]?.type;
+  return scored.map((s) => s.text);
 }
 
 const token = fc.constantFrom('application', 'text', 'image', '*', 'APPLICATION', 'Text', 'a');
@@ -256,6 +330,7 @@ const subtoken = fc.constantFrom('json', 'xml', 'html', '*', 'XML', 'Json', 'pro
 const param = fc.constantFrom(
   ';q=0', ';q=1', ';q=0.5', ';q=.3', ';q=0.001', ';q=1.5', ';q=abc', ';Q=0.7', ' ; q=0.25 ', ';charset=utf-8', ';charset="UTF8"',
   ';charset=latin1', ';v=b3', ';;', ';x="a,b"', ';x="q=0, */*"', ';level', ';q=0.5;ext=1', ';q="0.5"',
+  ';level=1', ';LEVEL="1"', ';level=2', ';version=2', ';Version="2"', ';version=V2', ';charset="utf-8"',
 );
 const entry = fc.oneof(
   { weight: 8, arbitrary: fc.tuple(token, subtoken, fc.array(param, { maxLength: 3 })).map(([t, s, ps]) => `${t}/${s}${ps.join('')}`) },
@@ -275,12 +350,22 @@ const anyHeader = fc.oneof(
 const offeredList = fc.uniqueArray(fc.constantFrom<string>('application/json', 'application/xml', 'text/xml', 'text/html', 'application/problem+json', 'image/png'), {
   maxLength: 5,
 });
+// Offered lists as applications write them: parameters, any case, quoted values, malformed entries.
+const libraryOfferedList = fc.uniqueArray(
+  fc.constantFrom<string>(
+    'application/json', 'application/xml', 'text/xml', 'text/html', 'text/html;level=1', 'Text/HTML;Level=1', 'text/html;level=2;foo=bar',
+    'application/json;version=2', 'application/JSON; version="2"', 'application/json;charset=utf-8', 'application/xml;charset="UTF-8"',
+    'application/json;charset=latin1', 'boom', 'text/html;level', 'text/html;q=1', 'a, b/c', '',
+  ),
+  { maxLength: 6 },
+);
 
 test('N-2 negotiate property: never throws; the answer is one of offered or undefined', () => {
   fc.assert(
-    fc.property(anyHeader, offeredList, (header, offered) => {
-      const answer = negotiate(header, offered);
+    fc.property(anyHeader, fc.oneof(offeredList, libraryOfferedList), fc.boolean(), (header, offered, charsetUtf8) => {
+      const answer = negotiate(header, offered, { charsetUtf8 });
       assert.ok(answer === undefined || offered.includes(answer));
+      assert.ok(negotiateAll(header, offered, { charsetUtf8 }).every((type) => offered.includes(type)));
     }),
     { numRuns: 1000 },
   );
@@ -288,23 +373,27 @@ test('N-2 negotiate property: never throws; the answer is one of offered or unde
 
 test('N-2/N-3 negotiate property: the header path, the parsed-ranges path and a reference model agree', () => {
   fc.assert(
-    fc.property(realisticHeader, offeredList, (header, offered) => {
+    fc.property(realisticHeader, fc.oneof(offeredList, libraryOfferedList), fc.boolean(), (header, offered, charsetUtf8) => {
       const ranges = parseAccept(header);
-      const expected = model(ranges, offered);
-      assert.equal(negotiate(header, offered), expected);
-      assert.equal(negotiate(ranges, offered), expected);
+      const expected = modelRanking(ranges, offered, charsetUtf8);
+      assert.deepEqual(negotiateAll(header, offered, { charsetUtf8 }), expected);
+      assert.deepEqual(negotiateAll(ranges, offered, { charsetUtf8 }), expected);
+      assert.equal(negotiate(header, offered, { charsetUtf8 }), expected[0]);
+      assert.equal(negotiate(ranges, offered, { charsetUtf8 }), expected[0]);
+      assert.equal(createNegotiator(offered, { charsetUtf8, cacheSize: 0 })(header), expected[0]);
     }),
-    { numRuns: 2000 },
+    { numRuns: 3000 },
   );
 });
 
 test('N-2 createNegotiator property: agrees with negotiate on random headers, cache hits included', () => {
   fc.assert(
-    fc.property(fc.array(fc.oneof(realisticHeader, fc.string({ maxLength: 40 })), { minLength: 1, maxLength: 30 }), fc.integer({ min: 0, max: 6 }), (headers, cacheSize) => {
-      const choose = createNegotiator(OFFERED, { cacheSize });
+    fc.property(fc.array(fc.oneof(realisticHeader, fc.string({ maxLength: 40 })), { minLength: 1, maxLength: 30 }), fc.integer({ min: 0, max: 6 }), fc.oneof(fc.constant(OFFERED), libraryOfferedList), fc.boolean(), (headers, cacheSize, offered, charsetUtf8) => {
+      const choose = createNegotiator(offered, { cacheSize, charsetUtf8 });
       for (const header of [...headers, ...headers.slice().reverse(), ...headers]) {
-        assert.equal(choose(header), negotiate(header, OFFERED));
+        assert.equal(choose(header), negotiate(header, offered, { charsetUtf8 }));
       }
+      assert.equal(choose(undefined), negotiate(undefined, offered, { charsetUtf8 }));
     }),
     { numRuns: 300 },
   );

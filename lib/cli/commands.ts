@@ -1,0 +1,108 @@
+// The command table (C-2, C-3). Adding a command is one entry: its words, positional arguments,
+// flags (from flags.ts), usage line, whether it may create the store, and its handler.
+import { ServiceError } from '../errors.js';
+import type { Service } from '../service.js';
+import { checkUserName } from '../users/names.js';
+import type { Command, CommandContext } from './command.js';
+import { PASSWORDS } from './help.js';
+import { readPassword } from './prompt.js';
+import { serve } from './serve.js';
+
+/** Flags of every command that hashes a password (the policy and the Digest secret apply). */
+const PASSWORD_FLAGS = ['store', 'digest', 'min-length', 'scrypt-ln'] as const;
+
+/** The first entry is the default command (`httpskit` alone is `httpskit serve`). */
+export const COMMANDS: readonly Command[] = [
+  {
+    words: ['serve'],
+    args: [],
+    synopsis: '',
+    summary: 'start the HTTPS server (the default command)',
+    flags: ['host', 'port', 'store', 'cert', 'key', 'cert-dir', 'http-port', 'digest', 'trust-proxy', 'min-length', 'scrypt-ln', 'no-hsts', 'metrics-port', 'log-level'],
+    store: 'creates',
+    run: serve,
+  },
+  {
+    words: ['user', 'add'],
+    args: ['NAME'],
+    synopsis: 'NAME [--admin] [--digest]',
+    summary: 'create a user',
+    details: `${PASSWORDS} Give --digest when the server runs with --digest, so the user can use Digest at once.`,
+    flags: [...PASSWORD_FLAGS, 'admin'],
+    store: 'creates',
+    run: async (ctx) => {
+      // Before the store is created and before a terminal asks for a password (U-1, U-2).
+      const check = checkUserName(ctx.args[0] ?? '');
+      if (!check.ok) throw new ServiceError('ERR_INVALID_NAME', `invalid user name ${JSON.stringify(ctx.args[0])} (${check.violation})`);
+      await withService(ctx, async (s, name) => {
+        const role = ctx.flags.get('admin')?.value === true ? 'admin' : 'user';
+        await s.users.add(name, await readPassword(ctx.io, 'New password'), { role });
+        ctx.io.stderr.write(`added ${role} "${name}"\n`);
+      });
+    },
+  },
+  {
+    words: ['user', 'passwd'],
+    args: ['NAME'],
+    synopsis: 'NAME [--digest]',
+    summary: "set a user's password",
+    details: `${PASSWORDS} Give --digest when the server runs with --digest, or the user loses Digest until their next Basic login.`,
+    flags: PASSWORD_FLAGS,
+    store: 'existing',
+    run: (ctx) =>
+      withService(ctx, async (s, name) => {
+        await s.users.setPassword(name, await readPassword(ctx.io, 'New password'));
+        ctx.io.stderr.write(`changed the password of "${name}"\n`);
+      }),
+  },
+  {
+    words: ['user', 'del'],
+    args: ['NAME'],
+    synopsis: 'NAME',
+    summary: 'delete a user',
+    flags: ['store'],
+    store: 'existing',
+    run: (ctx) =>
+      withService(ctx, async (s, name) => {
+        if (!(await s.users.remove(name))) throw new ServiceError('ERR_USER_NOT_FOUND', `no user "${name}"`);
+        ctx.io.stderr.write(`deleted user "${name}"\n`);
+      }),
+  },
+  {
+    words: ['user', 'list'],
+    args: [],
+    synopsis: '',
+    summary: 'list users: name, role and when the password last changed (tab-separated)',
+    flags: ['store'],
+    store: 'existing',
+    run: (ctx) =>
+      withService(ctx, async (s) => {
+        for (const u of await s.users.list()) ctx.io.stdout.write(`${u.name}\t${u.role}\t${u.passwordChangedAt.toISOString()}\n`);
+      }),
+  },
+  {
+    words: ['reset-token'],
+    args: ['NAME'],
+    synopsis: 'NAME',
+    summary: 'issue a one-time password reset token (printed once, on stdout)',
+    flags: ['store'],
+    store: 'existing',
+    run: (ctx) =>
+      withService(ctx, async (s, name) => {
+        const { token, expiresAt } = await s.users.issueResetToken(name);
+        ctx.io.stdout.write(`${token}\n`);
+        ctx.io.stderr.write(`one-time reset token for "${name}", valid until ${expiresAt.toISOString()}; it is shown only once\n`);
+      }),
+  },
+];
+
+/** Runs `fn` on the service with the first argument (the user name), and closes the store after. */
+async function withService(ctx: CommandContext, fn: (service: Service, name: string) => Promise<void>): Promise<void> {
+  const service = await ctx.open({ log: false });
+  try {
+    await fn(service, ctx.args[0] ?? '');
+  } finally {
+    await service.close();
+  }
+}
+

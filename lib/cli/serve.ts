@@ -1,0 +1,52 @@
+import { readFile } from 'node:fs/promises';
+import { UsageError } from './args.js';
+import type { CommandContext } from './command.js';
+import { describe } from './describe.js';
+
+/** `serve` (C-2, C-5, C-6): listen until SIGINT/SIGTERM, then let in-flight requests finish. */
+export async function serve(ctx: CommandContext): Promise<void> {
+  const cert = ctx.flags.get('cert');
+  const key = ctx.flags.get('key');
+  if (cert === undefined && key !== undefined) throw new UsageError(`${key.source} needs a certificate too (--cert or HTTPSKIT_CERT)`, { help: ['serve'] });
+  if (key === undefined && cert !== undefined) throw new UsageError(`${cert.source} needs a key too (--key or HTTPSKIT_KEY)`, { help: ['serve'] });
+  const pems =
+    cert === undefined || key === undefined
+      ? {}
+      : { cert: await readPem(String(cert.value), `certificate (${cert.source})`), key: await readPem(String(key.value), `key (${key.source})`) };
+  const { io } = ctx;
+  const service = await ctx.open({ ...pems, log: (line) => void io.stdout.write(line + '\n') });
+  try {
+    await service.listen();
+  } catch (error) {
+    await service.close().catch(() => {});
+    const code = (error as { code?: unknown }).code;
+    const what = typeof code === 'string' && code.startsWith('ERR_OSSL') ? 'the certificate or key is not usable: ' : '';
+    throw new Error(`cannot start: ${what}${describe(error)}`, { cause: error });
+  }
+  const signal = await (io.stopSignal ?? processSignal());
+  io.stdout.write(JSON.stringify({ time: new Date().toISOString(), level: 'info', msg: 'stopping', signal }) + '\n');
+  await service.close(10_000);
+}
+
+function processSignal(): Promise<string> {
+  return new Promise((resolve) => {
+    const on = (signal: string): void => {
+      process.off('SIGINT', on);
+      process.off('SIGTERM', on);
+      resolve(signal);
+    };
+    process.on('SIGINT', on);
+    process.on('SIGTERM', on);
+  });
+}
+
+async function readPem(path: string, what: string): Promise<Buffer> {
+  let pem: Buffer;
+  try {
+    pem = await readFile(path);
+  } catch (error) {
+    throw new Error(`cannot read the ${what} file "${path}": ${(error as NodeJS.ErrnoException).code ?? 'error'}`);
+  }
+  if (!pem.includes('-----BEGIN')) throw new Error(`the ${what} file "${path}" is not PEM`);
+  return pem;
+}
