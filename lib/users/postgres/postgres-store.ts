@@ -216,3 +216,14 @@ function toRecord(row: Record<string, unknown>): UserRecord {
   if (!checked.ok) throw new ServiceError('ERR_STORE_CORRUPT', `the PostgreSQL store holds a bad user record: ${checked.problem}`);
   return checked.record;
 }
+
+/** `store migrate` (S-5): brings the schema at `url` up to this code's version; the versions before and after. */
+export async function migratePostgres(url: string, options: PostgresStoreOptions = {}): Promise<{ readonly from: number; readonly to: number }> {
+  const config = resolvePostgresOptions(options);
+  const db = createDatabase(await loadPg(), url, config);
+  try {
+    return await db.withClient((client) => migrate(client));
+  } finally {
+    await db.close();
+  }
+}
