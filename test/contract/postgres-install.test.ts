@@ -35,7 +35,7 @@ test('S-1: an install without pg has no run-time dependency, serves the file sto
   await mkdir(app);
   // A package.json of its own, so npm installs here and not into some package found further up.
   await writeFile(join(app, 'package.json'), '{"name":"app","version":"1.0.0","private":true}\n');
-  await exec('npm', ['install', '--no-audit', '--no-fund', tarball], { cwd: app, env: npmEnv() });
+  await exec('npm', ['install', '--no-audit', '--no-fund', '--offline', tarball], { cwd: app, env: npmEnv() });
 
   assert.deepEqual(await readdir(join(app, 'node_modules')).then((names) => names.filter((n) => !n.startsWith('.'))), ['httpskit']);
   const lock = JSON.parse(await readFile(join(app, 'package-lock.json'), 'utf8')) as { packages: Record<string, unknown> };
