@@ -1,6 +1,7 @@
 import { storeSafe, type Authenticator } from '../auth/authenticate.js';
 import { parseContentType } from '../http/body.js';
 import type { RequestContext } from '../http/context.js';
+import { requirePreconditions } from '../http/preconditions.js';
 import { HttpError, problem } from '../http/problem.js';
 import { decodeComponent } from '../http/query.js';
 import type { Reply } from '../http/reply.js';
@@ -33,6 +34,9 @@ export function createPasswordHandlers(o: PasswordHandlerOptions) {
         throw new HttpError(problem(404, 'not-found', { detail: 'No such user.' }));
       }
     }
+    // E-4, RFC 9110 §13.2.1: preconditions once authorized, before the body. No ETag: only `*` holds.
+    const current = await o.users.get(target as string);
+    requirePreconditions(ctx.method, ctx.headers, { exists: current !== undefined, etags: [], lastModified: current?.passwordChangedAt });
     const type = parseContentType(ctx.headers['content-type']);
     if (type?.type !== 'text/plain' || (type.charset !== undefined && type.charset !== 'utf-8')) {
       throw unsupported('Send the new password as text/plain; charset=utf-8.');
@@ -68,6 +72,7 @@ export function createPasswordHandlers(o: PasswordHandlerOptions) {
         throw new HttpError(problem(403, 'invalid-credentials', { detail: 'The user name or the old password is wrong.' }));
       }
       await attempt.succeed();
+      requirePreconditions(ctx.method, ctx.headers, { exists: true, etags: [], lastModified: record.passwordChangedAt });
     } finally {
       await attempt.release();
     }

@@ -1,4 +1,5 @@
 import type { RequestContext } from '../http/context.js';
+import { requirePreconditions } from '../http/preconditions.js';
 import { HttpError, problem } from '../http/problem.js';
 import { decodeComponent, parsePairs } from '../http/query.js';
 import type { Reply } from '../http/reply.js';
@@ -120,18 +121,40 @@ export function createRepresentationHandler(registry: Registry, selector: Select
     for (let i = 0; i < pairs.length; i += 2) search.append(pairs[i] as string, pairs[i + 1] as string);
     const loaded = load(search);
     // Loaders usually return a plain value: answer synchronously then, without a promise round.
-    if (isThenable(loaded)) return Promise.resolve(loaded).then((value) => represent(target, selection, value, etagOf));
-    return represent(target, selection, loaded, etagOf);
+    if (isThenable(loaded)) return Promise.resolve(loaded).then((value) => represent(ctx, target, selection, value, etagOf));
+    return represent(ctx, target, selection, loaded, etagOf);
   };
 }
 
+type EtagOf = (mediaType: string, body: string) => string;
+
 /** Serializes a loaded value into the chosen representation, with its N-7 and N-13 headers. */
-function represent(target: Target, selection: Extract<Selection, { kind: 'chosen' }>, loaded: unknown, etagOf: (mediaType: string, body: string) => string): Reply {
+function represent(ctx: RequestContext, target: Target, selection: Extract<Selection, { kind: 'chosen' }>, loaded: unknown, etagOf: EtagOf): Reply {
   const value = loaded ?? null;
-  const body = selection.format === 'json' ? JSON.stringify(value) ?? 'null' : toXml(value, { root: target.name });
+  const body = serialize(target, selection.format, value);
   const headers = headersFor(target, selection);
   const etag = etagOf(selection.type, body);
+  // E-4: If-Match holds when it names the strong ETag of any representation of the current state,
+  // so the others' tags are computed, only when it is asked. If-Unmodified-Since is ignored: these
+  // representations have no modification date (RFC 9110 §13.1.4). If-None-Match → 304 is writeReply's.
+  if (ctx.headers['if-match'] !== undefined) {
+    requirePreconditions(ctx.method, ctx.headers, { exists: true, etags: allEtags(target, selection, value, body, etagOf), selected: etag });
+  }
   return selection.byAccept ? { status: 200, headers, body, etag, vary: VARY_ACCEPT } : { status: 200, headers, body, etag };
+}
+
+function serialize(target: Target, format: Format, value: unknown): string {
+  return format === 'json' ? JSON.stringify(value) ?? 'null' : toXml(value, { root: target.name });
+}
+
+/** The ETag of every offered type's representation of `value`, given the chosen one's body. */
+function allEtags(target: Target, selection: Extract<Selection, { kind: 'chosen' }>, value: unknown, body: string, etagOf: EtagOf): string[] {
+  const bodies: Record<Format, string | undefined> = { json: undefined, xml: undefined };
+  bodies[selection.format] = body;
+  return OFFERED.map((type) => {
+    const format: Format = type === 'application/json' ? 'json' : 'xml';
+    return etagOf(type, (bodies[format] ??= serialize(target, format, value)));
+  });
 }
 
 const VARY_ACCEPT: readonly string[] = ['Accept'];

@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { ServiceError, STORE_UNAVAILABLE } from '../errors.js';
 import type { Logger } from '../log.js';
 import { UNMATCHED_ROUTE, type Metrics } from '../ops/metrics.js';
-import { parseFormat, type Format, type Selector } from '../representation/select.js';
+import { parseFormat, type Format, type ProblemLabel, type Selector } from '../representation/select.js';
 import { RequestContext } from './context.js';
 import { HttpError, problem, renderProblem, type Problem } from './problem.js';
 import { parseQuery, singleParam } from './query.js';
@@ -118,8 +118,8 @@ export function createDispatcher(options: DispatchOptions): (req: IncomingMessag
       log.error('unhandled error', error, { id: ctx.id });
       p = problem(500, 'internal', { detail: `Something went wrong. Quote request id ${ctx.id} when reporting it.` });
     }
-    const { format, byAccept } = problemFormatOf(ctx);
-    const rendered = renderProblem(p, format);
+    const { type, byAccept } = problemFormatOf(ctx);
+    const rendered = renderProblem(p, type);
     // Header names from an HttpError may come in any case (a loader's own); Vary is merged with ours.
     const vary = new Set<string>();
     const rest: Record<string, string | readonly string[]> = {};
@@ -138,8 +138,11 @@ export function createDispatcher(options: DispatchOptions): (req: IncomingMessag
     };
   }
 
-  /** E-1: the problem's format follows the request's own choice of representation where it made one. */
-  function problemFormatOf(ctx: RequestContext): { format: Format; byAccept: boolean } {
+  /**
+   * E-1: the problem's format follows the request's own choice of representation where it made one;
+   * its label is the one of that format's types the request's Accept accepts best (E-1 amended).
+   */
+  function problemFormatOf(ctx: RequestContext): ProblemLabel {
     let extension: Format | undefined;
     // A representation's path, /api/<name>.<ext> or a negotiated route's (/readyz.xml), chose a format.
     const negotiated = ctx.path.startsWith('/api/') || (ctx.route !== undefined && negotiatedRoutes.has(ctx.route));

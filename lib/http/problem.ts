@@ -13,6 +13,7 @@ export type ProblemSlug =
   | 'unsupported-media-type'
   | 'payload-too-large'
   | 'uri-too-long'
+  | 'precondition-failed'
   | 'password-policy'
   | 'too-many-requests'
   | 'overloaded'
@@ -39,6 +40,7 @@ const TITLES: { readonly [S in ProblemSlug]: string } = {
   'unsupported-media-type': 'Unsupported Media Type',
   'payload-too-large': 'Content Too Large',
   'uri-too-long': 'URI Too Long',
+  'precondition-failed': 'Precondition Failed',
   'password-policy': 'Password Does Not Meet The Policy',
   'too-many-requests': 'Too Many Requests',
   overloaded: 'Service Overloaded',
@@ -63,13 +65,27 @@ export class HttpError extends Error {
 
 export type ProblemFormat = 'json' | 'xml';
 
-/** Renders a problem as `application/problem+json` or `application/problem+xml` (RFC 9457 appendix B). */
-export function renderProblem(p: Problem, format: ProblemFormat): { contentType: string; body: string } {
-  if (format === 'xml') {
+/**
+ * The media types a problem may be labelled with (E-1 amended): the RFC 9457 types, or the plain
+ * type of the same body when that is what the request's `Accept` accepts (a browser's navigation
+ * accepts `application/xml`, not `application/problem+xml`, and shows nothing for the latter).
+ */
+export type ProblemMediaType = 'application/problem+json' | 'application/json' | 'application/problem+xml' | 'application/xml' | 'text/xml';
+
+const LABELS: ReadonlySet<string> = new Set<ProblemMediaType>(['application/problem+json', 'application/json', 'application/problem+xml', 'application/xml', 'text/xml']);
+
+/**
+ * Renders a problem as JSON or as XML (RFC 9457 appendix B), labelled `application/problem+json` /
+ * `application/problem+xml` for a format, or with the media type given.
+ */
+export function renderProblem(p: Problem, as: ProblemFormat | ProblemMediaType): { contentType: string; body: string } {
+  const type = as === 'json' ? 'application/problem+json' : as === 'xml' ? 'application/problem+xml' : as;
+  if (!LABELS.has(type)) throw new TypeError(`renderProblem: expected 'json', 'xml' or a problem media type, got ${JSON.stringify(as)}`);
+  if (type.endsWith('xml')) {
     return {
-      contentType: 'application/problem+xml; charset=utf-8',
+      contentType: `${type}; charset=utf-8`,
       body: toXml(p, { root: 'problem', namespace: 'urn:ietf:rfc:7807', itemName: 'i' }),
     };
   }
-  return { contentType: 'application/problem+json; charset=utf-8', body: JSON.stringify(p) };
+  return { contentType: `${type}; charset=utf-8`, body: JSON.stringify(p) };
 }

@@ -34,7 +34,7 @@ const ref = (kind: string, name: string): Obj => ({ $ref: `#/components/${kind}/
 const schemaRef = (name: string): Obj => ref('schemas', name);
 
 const REPRESENTATION_TYPES = ['application/json', 'application/xml', 'text/xml'] as const;
-const PROBLEM_CONTENT_TYPES = ['application/problem+json', 'application/json', 'application/problem+xml', 'application/xml'] as const;
+const PROBLEM_CONTENT_TYPES = ['application/problem+json', 'application/json', 'application/problem+xml', 'application/xml', 'text/xml'] as const;
 
 /** A representation's content: JSON, XML and text/xml (N-3), one schema. */
 function representation(schema: Obj, xmlRoot: string): Obj {

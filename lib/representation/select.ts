@@ -15,11 +15,28 @@ export interface Selector {
    * must already be validated ('json' | 'xml', lowercase) or undefined.
    */
   select(extension: Format | undefined, returnType: Format | undefined, accept: string | undefined): Selection;
-  /** E-1: the format of a problem body, by the same rules, honouring application/problem+* too. */
-  problemFormat(extension: Format | undefined, returnType: Format | undefined, accept: string | undefined): { readonly format: Format; readonly byAccept: boolean };
+  /**
+   * E-1: the format of a problem body, by the same rules, honouring application/problem+* too; and
+   * its label (amended E-1): of the format's problem type and plain type(s), the one `Accept`
+   * accepts best, the problem type when it accepts none or ties.
+   */
+  problemFormat(extension: Format | undefined, returnType: Format | undefined, accept: string | undefined): ProblemLabel;
+}
+
+export interface ProblemLabel {
+  readonly format: Format;
+  readonly type: ProblemMediaType;
+  /** Whether `Accept` took part in the choice (then the response varies on it): always, since the label depends on it. */
+  readonly byAccept: boolean;
 }
 
 const PROBLEM_OFFERED = ['application/problem+json', 'application/json', 'application/problem+xml', 'application/xml', 'text/xml'] as const;
+type ProblemMediaType = (typeof PROBLEM_OFFERED)[number];
+/** The labels for a format fixed by extension or return_type; the first is the default. */
+const PROBLEM_LABELS: { readonly [F in Format]: readonly ProblemMediaType[] } = {
+  json: ['application/problem+json', 'application/json'],
+  xml: ['application/problem+xml', 'application/xml', 'text/xml'],
+};
 
 // Selections are constants: choosing allocates nothing.
 const BY_FORMAT: { readonly [F in Format]: Selection } = {
@@ -38,6 +55,7 @@ export function createSelector(): Selector {
   // N-2: every representation is sent as UTF-8, so `charset=utf-8` on a range is met.
   const negotiate = createNegotiator(OFFERED, { charsetUtf8: true });
   const negotiateProblem = createNegotiator(PROBLEM_OFFERED, { charsetUtf8: true });
+  const negotiateLabel = { json: createNegotiator(PROBLEM_LABELS.json, { charsetUtf8: true }), xml: createNegotiator(PROBLEM_LABELS.xml, { charsetUtf8: true }) };
   return {
     select(extension, returnType, accept) {
       const fixed = extension ?? returnType;
@@ -47,9 +65,13 @@ export function createSelector(): Selector {
     },
     problemFormat(extension, returnType, accept) {
       const fixed = extension ?? returnType;
-      if (fixed !== undefined) return { format: fixed, byAccept: false };
-      const type = negotiateProblem(accept);
-      return { format: type === undefined || type.endsWith('json') ? 'json' : 'xml', byAccept: true };
+      if (fixed !== undefined) {
+        const type = (negotiateLabel[fixed](accept) ?? PROBLEM_LABELS[fixed][0]) as ProblemMediaType;
+        return { format: fixed, type, byAccept: true };
+      }
+      // One negotiation decides both: the best of all five is also the best label of its format.
+      const type = (negotiateProblem(accept) ?? 'application/problem+json') as ProblemMediaType;
+      return { format: type.endsWith('json') ? 'json' : 'xml', type, byAccept: true };
     },
   };
 }

@@ -2,15 +2,18 @@
 // must survive a restart (a failure, a success after failures, a used Digest nonce count, an issued
 // reset token) is appended to a side file beside the store, `<store>.ledger`, one JSON line each,
 // fsync'ed before the answer. Every process that shares the store reads the others' lines before
-// it decides, and decisions that must be atomic across processes (a nonce count, an issuance) are
-// taken under the store's cross-process lock. Attempts in flight (leases) live in the process:
-// they end with it.
+// it decides, and decisions that must be atomic across processes (a lease, a nonce count, an
+// issuance) are taken under the store's cross-process lock. Attempts in flight (leases) are written
+// too, without fsync: every process must count them (P-8 amended: two servers on one store do not
+// double the guesses), and a crashed process's leases expire.
 //
-// Lines: {"f":[account|null,address,at]} failure · {"s":account} success · {"a":[account,failures,lockedUntil]}
-// account state (compaction) · {"n":[nonce,nc,expiresAt]} · {"i":[account,at]}.
+// Lines: {"f":[account|null,address,at,lease?]} failure · {"s":account} success · {"a":[account,failures,lockedUntil]}
+// account state (compaction) · {"n":[nonce,nc,expiresAt]} · {"i":[account,at]} ·
+// {"l":[lease,account|null,address,expiresAt]} attempt in flight · {"e":lease} (alone or on an "s" line) it ended.
 import { randomBytes } from 'node:crypto';
-import { open, rename, stat, unlink } from 'node:fs/promises';
-import { dirname } from 'node:path';
+import { open, stat } from 'node:fs/promises';
+import { ServiceError } from '../errors.js';
+import { errorCode, writeDurably } from './store-files.js';
 import { assertOwner } from './store-safety.js';
 import { lockMs, type Ledgers, type Outcome, type Reservation, type ThrottlePolicy } from './ledgers.js';
 
@@ -33,6 +36,15 @@ interface Account {
   lockedUntil: number;
 }
 
+/** A failure counted in memory ahead of its line: it must survive a start-over and be written once. */
+interface PendingFailure {
+  readonly account: string | null;
+  readonly address: string;
+  readonly at: number;
+  /** A compaction wrote it (from memory) before its own append came: do not append it again. */
+  written: boolean;
+}
+
 interface Lease {
   readonly account: string | undefined;
   readonly address: string;
@@ -42,7 +54,7 @@ interface Lease {
 export interface FileLedgers extends Ledgers {
   /** Reads the side file (creating nothing); call once before use. */
   load(): Promise<void>;
-  size(): { accounts: number; addresses: number; nonces: number };
+  size(): { accounts: number; addresses: number; nonces: number; issued: number };
 }
 
 export function createFileLedgers(o: FileLedgerOptions): FileLedgers {
@@ -56,15 +68,26 @@ export function createFileLedgers(o: FileLedgerOptions): FileLedgers {
   const nonces = new Map<string, { nc: number; expiresAt: number }>();
   const issued = new Map<string, number[]>();
   const leases = new Map<string, Lease>();
+  const pending = new Set<PendingFailure>();
+  // Leases ended in memory ahead of their line ("e" or "f"): a start-over must not bring them back.
+  const ended = new Set<string>();
   // What of the side file has been applied: its identity and how many bytes.
   let ino = -1;
   let offset = 0;
-  let generation = 0;
+  // Size right after the last compaction: the next one waits until the file has doubled, or a
+  // live state larger than compactBytes would be rewritten on every append.
+  let compactedSize = 0;
   let tail: Promise<unknown> = Promise.resolve();
 
-  /** One at a time in this process: catch-ups and appends both move `offset`. */
+  /**
+   * One at a time in this process: catch-ups and appends both move `offset`. A side file that
+   * cannot be read or written is the store being unavailable (503 with Retry-After), not a bug.
+   */
   const queued = <T>(task: () => Promise<T>): Promise<T> => {
-    const run = tail.then(task);
+    const run = tail.then(task).catch((error: unknown) => {
+      if (error instanceof ServiceError) throw error;
+      throw new ServiceError('ERR_STORE_UNAVAILABLE', `cannot use ${path}: ${(error as Error).message}`, { cause: error });
+    });
     tail = run.catch(() => undefined);
     return run;
   };
@@ -106,9 +129,17 @@ export function createFileLedgers(o: FileLedgerOptions): FileLedgers {
     }
     if (typeof event !== 'object' || event === null) return;
     const e = event as Record<string, unknown>;
+    if (typeof e['e'] === 'string') {
+      leases.delete(e['e']);
+      if (Object.keys(e).length === 1) return;
+    }
     const f = e['f'];
+    const l = e['l'];
     if (Array.isArray(f) && (typeof f[0] === 'string' || f[0] === null) && typeof f[1] === 'string' && typeof f[2] === 'number') {
       applyFailure(f[0], f[1], f[2]);
+      if (typeof f[3] === 'string') leases.delete(f[3]);
+    } else if (Array.isArray(l) && typeof l[0] === 'string' && (typeof l[1] === 'string' || l[1] === null) && typeof l[2] === 'string' && typeof l[3] === 'number') {
+      leases.set(l[0], { account: l[1] ?? undefined, address: l[2], expiresAt: l[3] });
     } else if (typeof e['s'] === 'string') {
       accounts.delete(e['s']);
     } else if (Array.isArray(e['a']) && typeof e['a'][0] === 'string' && typeof e['a'][1] === 'number' && typeof e['a'][2] === 'number') {
@@ -126,7 +157,7 @@ export function createFileLedgers(o: FileLedgerOptions): FileLedgers {
   }
 
   function reset(): void {
-    generation++;
+    leases.clear();
     accounts.clear();
     addresses.clear();
     nonces.clear();
@@ -136,52 +167,75 @@ export function createFileLedgers(o: FileLedgerOptions): FileLedgers {
 
   /** Applies what any process appended since we last looked (a compaction elsewhere: all of it). */
   async function catchUp(): Promise<void> {
-    let info;
-    try {
-      info = await stat(path);
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-      if (ino !== -1) reset();
+    let info = await stat(path).catch((error: unknown) => {
+      if (errorCode(error) !== 'ENOENT') throw error;
+      return undefined;
+    });
+    if (info === undefined) {
+      if (ino !== -1) startOver();
       ino = -1;
       return;
     }
-    if (info.ino !== ino || info.size < offset) {
-      reset();
-      ino = info.ino;
-    }
-    if (info.size === offset) return;
+    if (info.ino === ino && info.size === offset) return; // the common case: one stat
     const handle = await open(path, 'r');
     try {
+      // The identity of what was opened, not of what stat() saw: a compaction elsewhere may have
+      // renamed a new file into place in between, and its bytes are not the old file's.
+      info = await handle.stat();
       // U-1: a ledger that appeared after open in a shared directory may be another user's.
-      assertOwner(await handle.stat(), path);
+      assertOwner(info, path);
+      const wasReset = info.ino !== ino || info.size < offset;
+      if (wasReset) {
+        reset();
+        ino = info.ino;
+      }
       const length = info.size - offset;
       const buffer = Buffer.alloc(length);
       const { bytesRead } = await handle.read(buffer, 0, length, offset);
       const text = buffer.subarray(0, bytesRead).toString('utf8');
       // Only whole lines: another process may be half-way through an append.
       const end = text.lastIndexOf('\n');
-      if (end < 0) return;
-      for (const line of text.slice(0, end).split('\n')) if (line !== '') apply(line);
-      offset += Buffer.byteLength(text.slice(0, end + 1));
+      if (end >= 0) {
+        for (const line of text.slice(0, end).split('\n')) if (line !== '') apply(line);
+        offset += Buffer.byteLength(text.slice(0, end + 1));
+      }
+      // Failures counted ahead of their lines are in no file yet: count them again, after the
+      // file's own state (an "a" line sets an account's count and would overwrite them).
+      if (wasReset) reapplyPending();
     } finally {
       await handle.close();
     }
   }
 
+  /** The side file is gone: forget it all but what is still on its way to it. */
+  function startOver(): void {
+    reset();
+    reapplyPending();
+  }
+
+  /** Those a compaction already wrote are in the file just read: only the others. */
+  function reapplyPending(): void {
+    for (const p of pending) if (!p.written) applyFailure(p.account, p.address, p.at);
+    for (const id of ended) leases.delete(id);
+  }
+
   /** Appends lines durably; the caller holds the lock and has caught up. */
-  async function append(lines: readonly unknown[]): Promise<void> {
-    const text = lines.map((line) => `${JSON.stringify(line)}\n`).join('');
+  async function append(lines: readonly unknown[], durable = true): Promise<void> {
+    let text = lines.map((line) => `${JSON.stringify(line)}\n`).join('');
     const handle = await open(path, 'a', 0o600);
     try {
+      // Bytes past `offset` after a catch-up under the lock are a torn line of a crashed append:
+      // end it, or our line would be glued to it and both skipped.
+      if ((await handle.stat()).size > offset) text = `\n${text}`;
       await handle.write(text);
-      await handle.datasync();
+      if (durable) await handle.datasync();
       const info = await handle.stat();
       ino = info.ino;
       offset = info.size;
     } finally {
       await handle.close();
     }
-    if (offset > compactBytes) await compact().catch((error: unknown) => o.warn?.(`${path}: compaction failed: ${(error as Error).message}`));
+    if (offset > Math.max(compactBytes, 2 * compactedSize)) await compact().catch((error: unknown) => o.warn?.(`${path}: compaction failed: ${(error as Error).message}`));
   }
 
   /** Rewrites the side file with what still matters (temp file, fsync, rename). */
@@ -192,40 +246,24 @@ export function createFileLedgers(o: FileLedgerOptions): FileLedgers {
     for (const [address, times] of addresses) for (const at of recent(times, policy.addressWindowMs, t)) lines.push({ f: [null, address, at] });
     for (const [nonce, n] of nonces) if (n.expiresAt > t) lines.push({ n: [nonce, n.nc, n.expiresAt] });
     for (const [account, times] of issued) for (const at of times) if (at + 3_600_000 > t) lines.push({ i: [account, at] });
-    const temp = `${path}.${process.pid}.tmp`;
-    const text = lines.map((line) => `${JSON.stringify(line)}\n`).join('');
-    // Exclusive creation: a predictable name must never follow a link planted in its place.
-    await unlink(temp).catch(() => undefined);
-    const handle = await open(temp, 'wx', 0o600);
-    try {
-      await handle.write(text);
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
-    await rename(temp, path);
-    const dir = await open(dirname(path), 'r');
-    try {
-      await dir.sync();
-    } finally {
-      await dir.close();
-    }
+    for (const [id, lease] of leases) if (lease.expiresAt > t) lines.push({ l: [id, lease.account ?? null, lease.address, lease.expiresAt] });
+    // Under the lock (append's caller holds it), so no other process appends before the rename;
+    // writeDurably starts from a fresh 0600 temporary file, whatever a crash left behind (U-1).
+    await writeDurably(path, lines.map((line) => `${JSON.stringify(line)}\n`).join(''));
     const info = await stat(path);
     ino = info.ino;
     offset = info.size;
+    compactedSize = info.size;
+    // Every failure counted ahead is in the new file now, from memory.
+    for (const p of pending) p.written = true;
   }
 
-  /**
-   * Under the cross-process lock: catch up, decide, append what was decided. The task is told
-   * whether the catch-up started over (another process compacted the file), which forgets what
-   * was applied in memory ahead of its line.
-   */
-  const locked = <T>(task: (wasReset: boolean) => Promise<T>): Promise<T> =>
+  /** Under the cross-process lock: catch up, decide, append what was decided. */
+  const locked = <T>(task: () => Promise<T>): Promise<T> =>
     queued(() =>
       o.exclusive(async () => {
-        const before = generation;
         await catchUp();
-        return task(generation !== before);
+        return task();
       }),
     );
 
@@ -233,7 +271,8 @@ export function createFileLedgers(o: FileLedgerOptions): FileLedgers {
     for (const [id, lease] of leases) if (lease.expiresAt <= t) leases.delete(id);
   }
 
-  function reserveNow(account: string | undefined, address: string): Reservation {
+  /** Decides a reservation on what memory holds; with `record`, takes the lease. */
+  function reserveNow(account: string | undefined, address: string, record: boolean): Reservation {
     const t = now();
     dropExpiredLeases(t);
     const state = account === undefined ? undefined : accounts.get(account);
@@ -250,35 +289,67 @@ export function createFileLedgers(o: FileLedgerOptions): FileLedgers {
     if (forAccount > 0 && (state?.failures ?? 0) + forAccount >= policy.accountFreeFailures) return { ok: false, reason: 'busy' };
     if (forAddress > 0 && times.length + forAddress >= policy.addressMaxFailures) return { ok: false, reason: 'busy' };
     const id = randomBytes(12).toString('base64url');
-    leases.set(id, { account, address, expiresAt: t + policy.leaseMs });
+    if (record) leases.set(id, { account, address, expiresAt: t + policy.leaseMs });
     return { ok: true, id };
   }
 
   return {
     load: () => queued(catchUp),
 
-    size: () => ({ accounts: accounts.size, addresses: addresses.size, nonces: nonces.size }),
+    size: () => ({ accounts: accounts.size, addresses: addresses.size, nonces: nonces.size, issued: issued.size }),
 
     throttle: {
-      reserve: (account, address) => queued(async () => (await catchUp(), reserveNow(account, address))),
+      async reserve(account, address) {
+        // A refusal needs no lock (the busy-wait loop asks often); a lease is taken under it, so
+        // that no two processes both take the last place in a budget.
+        const first = await queued(async () => (await catchUp(), reserveNow(account, address, false)));
+        if (!first.ok) return first;
+        return locked(async () => {
+          const r = reserveNow(account, address, true);
+          if (!r.ok) return r;
+          const lease = leases.get(r.id) as Lease;
+          try {
+            await append([{ l: [r.id, account ?? null, address, lease.expiresAt] }], false);
+          } catch (error) {
+            leases.delete(r.id);
+            throw error;
+          }
+          return r;
+        });
+      },
 
       async settle(id, account, address, outcome: Outcome) {
         // The outcome takes the lease's place in memory at once: a waiting attempt must never see
         // the lease gone and the failure not yet counted.
         const at = now();
-        leases.delete(id);
-        if (outcome === 'fail') {
-          applyFailure(account ?? null, address, at);
-          await locked(async (wasReset) => {
-            if (wasReset) applyFailure(account ?? null, address, at);
-            await append([{ f: [account ?? null, address, at] }]);
-          });
-        } else if (outcome === 'success' && account !== undefined && accounts.delete(account)) {
-          // A success only needs writing when there was something to forget.
+        const known = leases.delete(id);
+        if (known) ended.add(id);
+        try {
+          if (outcome === 'fail') {
+            const failure: PendingFailure = { account: account ?? null, address, at, written: false };
+            pending.add(failure);
+            applyFailure(failure.account, address, at);
+            try {
+              await locked(async () => {
+                leases.delete(id);
+                // One line: another process sees the lease end and the failure at once.
+                if (!failure.written) await append([{ f: [failure.account, address, at, id] }]);
+              });
+            } finally {
+              pending.delete(failure);
+            }
+            return;
+          }
+          // A success needs writing durably only when there was something to forget.
+          const forget = outcome === 'success' && account !== undefined && accounts.delete(account);
+          if (!forget && !known) return;
           await locked(async () => {
-            accounts.delete(account);
-            await append([{ s: account }]);
+            leases.delete(id);
+            if (forget) accounts.delete(account);
+            await append([{ ...(forget ? { s: account } : {}), e: id }], forget);
           });
+        } finally {
+          ended.delete(id);
         }
       },
     },
@@ -287,6 +358,9 @@ export function createFileLedgers(o: FileLedgerOptions): FileLedgers {
       claim: (nonce, nc, expiresAt) =>
         locked(async () => {
           const t = now();
+          // The Digest check passed before the lock was ours: a nonce that has expired since then
+          // may already be swept below, and its used counts with it. Never good again.
+          if (expiresAt <= t) return false;
           for (const [key, n] of nonces) if (n.expiresAt <= t) nonces.delete(key);
           const known = nonces.get(nonce);
           if (known !== undefined && known.nc >= nc) return false;
@@ -300,6 +374,9 @@ export function createFileLedgers(o: FileLedgerOptions): FileLedgers {
       take: (account, max, windowMs) =>
         locked(async () => {
           const t = now();
+          // Names are the caller's to choose (P-12 answers alike whether the user exists): forget
+          // those whose window has passed, or the table grows with every name ever asked for.
+          for (const [key, at] of issued) if (recent(at, windowMs, t).length === 0) issued.delete(key);
           const times = recent(issued.get(account), windowMs, t);
           if (times.length >= max) {
             issued.set(account, times);

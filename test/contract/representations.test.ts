@@ -184,8 +184,11 @@ test('representations over HTTPS', async (t) => {
     const byAccept = await s.fetch('/nowhere', { headers: { accept: 'application/problem+xml' } });
     assert.equal(byAccept.headers['content-type'], 'application/problem+xml; charset=utf-8');
     assert.match(String(byAccept.headers['vary']), /Accept/);
-    const json = await s.fetch('/nowhere', { headers: { accept: 'application/json' } });
+    const json = await s.fetch('/nowhere', { headers: { accept: '*/*' } });
     assert.equal(json.headers['content-type'], 'application/problem+json; charset=utf-8');
+    // E-1 amended: a client that accepts only application/json gets that label (test/contract/errors.test.ts).
+    const plain = await s.fetch('/nowhere', { headers: { accept: 'application/json' } });
+    assert.equal(plain.headers['content-type'], 'application/json; charset=utf-8');
     const e3 = JSON.parse(json.body);
     assert.deepEqual(Object.keys(e3).sort(), ['status', 'title', 'type']);
   });
