@@ -11,5 +11,5 @@ storeConformance(
     const url = await pg.database();
     return { open: (options = {}) => openPostgresStore(url, { poolSize: 4, cleanupIntervalMs: 0, ...options }) };
   },
-  { skip: pg.skip, leasesAcrossInstances: true },
+  { skip: pg.skip },
 );

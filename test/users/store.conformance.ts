@@ -38,8 +38,6 @@ const SORTED = [...NAMES].sort();
 
 export interface ConformanceOptions {
   readonly skip?: string | false;
-  /** Attempts in flight are shared by every instance on the store (PostgreSQL; the file store keeps them per process). */
-  readonly leasesAcrossInstances?: boolean;
 }
 
 export function storeConformance(label: string, factory: StoreFactory, options: ConformanceOptions = {}): void {
@@ -212,8 +210,7 @@ export function storeConformance(label: string, factory: StoreFactory, options: 
       });
 
       for (const instances of [1, 2]) {
-        const skip = instances === 2 && options.leasesAcrossInstances !== true ? 'this store keeps attempts in flight in the process' : false;
-        test(`P-8 amended: attempts in flight count; of 12 concurrent reservations on ${instances} instance(s) exactly 5 pass, the rest are busy`, { skip }, async (t) => {
+        test(`P-8 amended: attempts in flight count; of 12 concurrent reservations on ${instances} instance(s) exactly 5 pass, the rest are busy`, async (t) => {
           const backing = await factory(t);
           const stores = [await opened(t, backing), ...(instances === 2 ? [await opened(t, backing)] : [])];
           const pick = (i: number) => stores[i % stores.length] as Store;
