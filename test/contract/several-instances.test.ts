@@ -189,6 +189,7 @@ test('S-3/S-6: three instances on one PostgreSQL behind a TLS-terminating proxy 
         assert.match(String(answer.headers['retry-after']), /^\d+$/);
         assert.match(answer.body, /overloaded/);
         assert.equal((await send('/api/something', { backend })).status, 200);
+        assert.equal((await send('/readyz', { backend })).status, 503, 'H-3: not ready without the database');
       }
     } finally {
       await db.cluster?.start();
@@ -201,6 +202,7 @@ test('S-3/S-6: three instances on one PostgreSQL behind a TLS-terminating proxy 
         if (status !== 401) await new Promise((resolve) => setTimeout(resolve, 250));
       }
       assert.equal(status, 401, `instance ${backend} recovered`);
+      assert.equal((await send('/readyz', { backend })).status, 200);
     }
   });
 });
