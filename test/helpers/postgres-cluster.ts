@@ -26,8 +26,11 @@ export interface PgCluster {
 
 const PREFIX = 'httpskit-pg-';
 
-/** Starts a fresh cluster in a new directory under os.tmpdir(); rejects with the reason it cannot. */
-export async function startCluster(): Promise<PgCluster> {
+/**
+ * Starts a fresh cluster in a new directory under os.tmpdir(); rejects with the reason it cannot.
+ * Without `durable` it skips fsync (the tests do not measure durability; bench/ does).
+ */
+export async function startCluster(options: { durable?: boolean } = {}): Promise<PgCluster> {
   await sweepDeadClusters();
   const found = await findBinaries();
   const root = await mkdtemp(join(tmpdir(), PREFIX));
@@ -50,7 +53,7 @@ export async function startCluster(): Promise<PgCluster> {
     });
     if (init.status !== 0) throw new Error(`initdb failed (${found.source}): ${init.stderr || init.error?.message || ''}`.trim());
     const port = await freePort();
-    const cluster = new Cluster(bin, root, data, port, found.source, owner);
+    const cluster = new Cluster(bin, root, data, port, found.source, owner, options.durable === true);
     await cluster.start();
     return cluster;
   } catch (error) {
@@ -70,6 +73,7 @@ class Cluster implements PgCluster {
     readonly port: number,
     readonly source: string,
     readonly owner: { uid: number; gid: number } | undefined,
+    readonly durable: boolean,
   ) {
     this.url = `postgres://postgres@127.0.0.1:${port}/postgres`;
   }
@@ -79,7 +83,8 @@ class Cluster implements PgCluster {
     this.#log = '';
     const args = ['-D', this.data, '-p', String(this.port), '-k', this.root, '-c', 'listen_addresses=127.0.0.1'];
     // A throwaway server: durability of the test data is not what the tests measure.
-    args.push('-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off', '-c', 'max_connections=300');
+    if (!this.durable) args.push('-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off');
+    args.push('-c', 'max_connections=300');
     const child = spawn(join(this.bin, 'postgres'), args, { ...(this.owner ?? {}), stdio: ['ignore', 'ignore', 'pipe'] });
     child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
       this.#log = (this.#log + chunk).slice(-4000);
