@@ -25,13 +25,20 @@ export interface ServiceOptions {
   port?: number;
   /** Optional plain-HTTP port (T-3); representations only. @default undefined (off) */
   httpPort?: number;
+  /** HTTP/2 (ALPN h2) beside HTTP/1.1 on the HTTPS port (H-1); false serves HTTP/1.1 only. @default true */
+  http2?: boolean;
   /** JSON-file user store (U-1), or a postgres:// URL (S-1; needs the optional package `pg`). @default './data/users.json' */
   store?: string;
   /** Connection pool and time-outs of a postgres:// store (S-6), and whether it migrates at open (S-5). */
   postgres?: PostgresOptions;
-  /** PEM certificate and key. Without them a development certificate is created under `certDir` (T-2). */
+  /** PEM certificate and key. Without them (or the files below) a development certificate is created under `certDir` (T-2). */
   cert?: string | Buffer;
   key?: string | Buffer;
+  /** PEM certificate and key files, instead of `cert`/`key`: read at listen() and watched, a changed pair is served to new connections (H-2). */
+  certFile?: string;
+  keyFile?: string;
+  /** How often the certificate files are checked for a change, besides fs.watch (H-2). @default 5000 */
+  certPollIntervalMs?: number;
   /** Where the development certificate lives. @default './certs' */
   certDir?: string;
   /** Accept RFC 7616 Digest on the password PUT (P-10). @default false */
@@ -89,10 +96,14 @@ export interface Config {
   readonly host: string;
   readonly port: number;
   readonly httpPort: number | undefined;
+  readonly http2: boolean;
   readonly store: string;
   readonly postgres: PostgresOptions;
   readonly cert: string | Buffer | undefined;
   readonly key: string | Buffer | undefined;
+  readonly certFile: string | undefined;
+  readonly keyFile: string | undefined;
+  readonly certPollIntervalMs: number;
   readonly certDir: string;
   readonly digest: boolean;
   readonly digestKeyFile: string;
@@ -119,7 +130,7 @@ export interface Config {
 }
 
 const KNOWN: { readonly [K in keyof ServiceOptions]-?: true } = {
-  host: true, port: true, httpPort: true, store: true, postgres: true, cert: true, key: true, certDir: true, digest: true,
+  host: true, port: true, httpPort: true, http2: true, store: true, postgres: true, cert: true, key: true, certFile: true, keyFile: true, certPollIntervalMs: true, certDir: true, digest: true,
   digestKeyFile: true, trustProxy: true, minPasswordLength: true, realm: true, hstsMaxAge: true, scrypt: true,
   resetTokenTtlMs: true, hashConcurrency: true, hashQueueLimit: true, headersTimeoutMs: true, requestTimeoutMs: true,
   keepAliveTimeoutMs: true, maxHeaderBytes: true, maxTargetLength: true, maxBodyBytes: true, resources: true, log: true,
@@ -142,6 +153,8 @@ export function resolveConfig(options: ServiceOptions = {}): Config {
   const poolSize = Number(process.env['UV_THREADPOOL_SIZE']) || 4;
   const hashConcurrency = integer(o.hashConcurrency ?? poolSize, 'hashConcurrency', 1, 1024);
   if ((o.cert === undefined) !== (o.key === undefined)) invalid('cert and key must be given together');
+  if ((o.certFile === undefined) !== (o.keyFile === undefined)) invalid('certFile and keyFile must be given together');
+  if (o.cert !== undefined && o.certFile !== undefined) invalid('give either cert and key (PEM) or certFile and keyFile (paths), not both');
   const realm = text(o.realm ?? 'httpskit', 'realm');
   // Printable ASCII without '"' or '\\': sent as a quoted-string, and Digest clients hash its bytes.
   if (!/^[\x20\x21\x23-\x5b\x5d-\x7e]+$/.test(realm)) invalid('realm must be printable ASCII without quotes or backslashes');
@@ -166,10 +179,14 @@ export function resolveConfig(options: ServiceOptions = {}): Config {
     host: text(o.host ?? '127.0.0.1', 'host'),
     port: integer(o.port ?? 8443, 'port', 0, 65_535),
     httpPort: o.httpPort === undefined ? undefined : integer(o.httpPort, 'httpPort', 0, 65_535),
+    http2: bool(o.http2 ?? true, 'http2'),
     store,
     postgres: Object.freeze({ ...postgresOption(o.postgres) }),
     cert: pem(o.cert, 'cert'),
     key: pem(o.key, 'key'),
+    certFile: o.certFile === undefined ? undefined : resolve(text(o.certFile, 'certFile')),
+    keyFile: o.keyFile === undefined ? undefined : resolve(text(o.keyFile, 'keyFile')),
+    certPollIntervalMs: integer(o.certPollIntervalMs ?? 5_000, 'certPollIntervalMs', 100, 60_000),
     certDir: resolve(text(o.certDir ?? './certs', 'certDir')),
     digest: bool(o.digest ?? false, 'digest'),
     digestKeyFile: resolve(text(o.digestKeyFile ?? (isPostgresUrl(store) ? './data/digest.key' : join(dirname(store), 'digest.key')), 'digestKeyFile')),

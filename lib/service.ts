@@ -1,6 +1,5 @@
 import { hkdfSync } from 'node:crypto';
 import { readFile, rm } from 'node:fs/promises';
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createAuthenticator } from './auth/authenticate.js';
 import { computeHA1, createDigestAuth } from './auth/digest.js';
 import { openDigestVault, type DigestVault } from './auth/digest-vault.js';
@@ -9,6 +8,7 @@ import { ServiceError } from './errors.js';
 import { createPasswordHandlers, requireTransport } from './handlers/password.js';
 import { createRepresentationHandler } from './handlers/representation.js';
 import { createDispatcher, type Handler } from './http/dispatch.js';
+import type { RequestHandler } from './http/messages.js';
 import { createRouter } from './http/router.js';
 import { startListeners, type Listeners } from './http/server.js';
 import { createLogger, type Logger } from './log.js';
@@ -19,6 +19,7 @@ import { startMetricsListener, type MetricsListener } from './ops/metrics-server
 import { createOpenApiHandler } from './ops/openapi-handler.js';
 import { createSelector } from './representation/select.js';
 import { createRegistry } from './resources/registry.js';
+import { checkCertificatePair, readCertificatePair, watchCertificatePair, type CertificatePair, type PairWatcher } from './tls/certificate-pair.js';
 import { ensureDevCertificate, type DevCertificate } from './tls/dev-cert.js';
 import { isCommonPassword } from './users/common-passwords.js';
 import { createHashGate, GateFullError, type HashGate } from './users/hash-gate.js';
@@ -27,12 +28,22 @@ import { createUsers, type Role, type UserInfo, type Users } from './users/users
 import { digestKeyFingerprint, settingsOf, type SharedSettings } from './users/postgres/settings.js';
 
 export interface Service {
-  /** A request handler for node:https, node:http or node:http2 (compat) servers (A-1). */
-  readonly handler: (req: IncomingMessage, res: ServerResponse) => void;
+  /**
+   * A request handler for node:https, node:http or node:http2 servers (A-1, H-1): HTTP/2 requests
+   * through the compatibility API, e.g. `http2.createSecureServer({ allowHTTP1: true }, handler)`.
+   */
+  readonly handler: RequestHandler;
   /** Opens the store and starts the HTTPS (and optional HTTP and metrics) listeners. */
   listen(): Promise<{ readonly url: string; readonly httpUrl: string | undefined; readonly metricsUrl: string | undefined }>;
   /** Stops the listeners (in-flight requests get up to `graceMs`) and closes the store. */
   close(graceMs?: number): Promise<void>;
+  /**
+   * H-2: new TLS connections get `pair`, or the pair re-read from `certFile`/`keyFile`; open ones
+   * keep theirs. A pair that does not load or whose key is not the certificate's is refused (a
+   * ServiceError ERR_CERT_UNREADABLE and a log line) and the old one stays. Resolves to false when
+   * there is nothing to re-read (a development certificate, or PEM given as text).
+   */
+  reloadCertificate(pair?: CertificatePair): Promise<boolean>;
   /** User operations on the same store, for an embedder's own sign-in and admin tasks. */
   readonly users: UserOperations;
   /** The resolved, frozen configuration. */
@@ -113,6 +124,7 @@ export function createService(options: ServiceOptions = {}): Service {
 
   let listeners: Listeners | undefined;
   let scrape: MetricsListener | undefined;
+  let certWatcher: PairWatcher | undefined;
   // Library and CLI calls are the embedder's own: when the hashing queue is full they wait for
   // room (HTTP callers get 503 instead), so a bulk import of users simply runs at the gate's pace.
   const withUsers = async <T>(fn: (users: Users) => Promise<T>): Promise<T> => {
@@ -127,6 +139,24 @@ export function createService(options: ServiceOptions = {}): Service {
     }
   };
 
+  async function reloadCertificate(pair?: CertificatePair): Promise<boolean> {
+    if (listeners === undefined) throw new ServiceError('ERR_INVALID_OPTION', 'the service is not listening');
+    if (pair === undefined && (config.certFile === undefined || config.keyFile === undefined)) {
+      log.info('certificate not reloaded: no certificate files (development certificate or PEM text)');
+      return false;
+    }
+    try {
+      const next = pair ?? (await readCertificatePair(config.certFile as string, config.keyFile as string));
+      const info = checkCertificatePair(next);
+      listeners.setCertificate(next);
+      log.info('certificate reloaded: new connections get it', { ...info });
+      return true;
+    } catch (error) {
+      log.error('certificate reload refused: the previous certificate is still served', error);
+      throw error instanceof ServiceError ? error : new ServiceError('ERR_CERT_UNREADABLE', 'the certificate or key does not load', { cause: error });
+    }
+  }
+
   return {
     handler,
     config,
@@ -139,6 +169,8 @@ export function createService(options: ServiceOptions = {}): Service {
       await users.warmUp();
       let { cert, key } = config;
       let dev: DevCertificate | undefined;
+      if (config.certFile !== undefined && config.keyFile !== undefined) ({ cert, key } = await readCertificatePair(config.certFile, config.keyFile));
+      if (cert !== undefined && key !== undefined) checkCertificatePair({ cert, key });
       if (cert === undefined || key === undefined) {
         dev = await ensureDevCertificate(config.certDir);
         ({ cert, key } = dev);
@@ -148,7 +180,7 @@ export function createService(options: ServiceOptions = {}): Service {
         });
       }
       try {
-        listeners = await startListeners({ ...config, cert, key }, handler);
+        listeners = await startListeners({ ...config, cert, key, onListenerError: (error) => log.error('listener error', error) }, handler);
         if (metrics !== undefined && config.metricsPort !== undefined) {
           scrape = await startMetricsListener(config.host, config.metricsPort, metrics.render);
         }
@@ -162,12 +194,19 @@ export function createService(options: ServiceOptions = {}): Service {
       // Only a server that did start drops them: a second start on a busy port must not wipe
       // the secrets of the Digest server already running there.
       if (!config.digest && settingsOf(store) === undefined) await dropDigestSecrets(store);
+      // H-2: the files are watched; a development certificate (no files) is not.
+      if (config.certFile !== undefined && config.keyFile !== undefined) {
+        certWatcher = watchCertificatePair(config.certFile, config.keyFile, config.certPollIntervalMs, () => void reloadCertificate().catch(() => {}));
+      }
       const { url, httpUrl } = listeners;
       const metricsUrl = scrape?.url;
       log.notice('listening', { url, ...(httpUrl === undefined ? {} : { httpUrl }), ...(metricsUrl === undefined ? {} : { metricsUrl }) });
       return { url, httpUrl, metricsUrl };
     },
+    reloadCertificate,
     async close(graceMs = 10_000) {
+      certWatcher?.close();
+      certWatcher = undefined;
       await Promise.all([listeners?.close(graceMs), scrape?.close()]);
       listeners = undefined;
       scrape = undefined;

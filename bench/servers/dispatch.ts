@@ -49,6 +49,7 @@ const listeners = await startListeners(
     host: '127.0.0.1',
     port: 0,
     httpPort: 0,
+    http2: false,
     cert: readFileSync(args.certFile),
     key: readFileSync(args.keyFile),
     headersTimeoutMs: 10_000,

@@ -54,6 +54,7 @@ export const FLAGS = {
   'min-length': { type: 'string', value: 'N', env: 'HTTPSKIT_MIN_LENGTH', help: 'minimum password length, 8..64 (default 15)', toOptions: (t) => ({ minPasswordLength: wholeNumber(t) }) },
   'scrypt-ln': { type: 'string', value: 'N', env: 'HTTPSKIT_SCRYPT_LN', help: 'scrypt cost as log2(N) (default 17)', toOptions: (t) => ({ scrypt: { ln: wholeNumber(t), r: 8, p: 1 } }) },
   'no-hsts': { type: 'boolean', env: 'HTTPSKIT_NO_HSTS', help: 'do not send Strict-Transport-Security', toOptions: (on) => (on ? { hstsMaxAge: false } : {}) },
+  'no-http2': { type: 'boolean', env: 'HTTPSKIT_NO_HTTP2', help: 'HTTP/1.1 only on the HTTPS port, no HTTP/2 (H-1)', toOptions: (on) => (on ? { http2: false } : {}) },
   'metrics-port': {
     type: 'string',
     value: 'N',

@@ -9,12 +9,16 @@ export async function serve(ctx: CommandContext): Promise<void> {
   const key = ctx.flags.get('key');
   if (cert === undefined && key !== undefined) throw new UsageError(`${key.source} needs a certificate too (--cert or HTTPSKIT_CERT)`, { help: ['serve'] });
   if (key === undefined && cert !== undefined) throw new UsageError(`${cert.source} needs a key too (--key or HTTPSKIT_KEY)`, { help: ['serve'] });
-  const pems =
-    cert === undefined || key === undefined
-      ? {}
-      : { cert: await readPem(String(cert.value), `certificate (${cert.source})`), key: await readPem(String(key.value), `key (${key.source})`) };
+  let files = {};
+  if (cert !== undefined && key !== undefined) {
+    // Read here for errors that name the flag; the service reads them again, and again whenever
+    // they change (H-2).
+    await readPem(String(cert.value), `certificate (${cert.source})`);
+    await readPem(String(key.value), `key (${key.source})`);
+    files = { certFile: String(cert.value), keyFile: String(key.value) };
+  }
   const { io } = ctx;
-  const service = await ctx.open({ ...pems, log: (line) => void io.stdout.write(line + '\n') });
+  const service = await ctx.open({ ...files, log: (line) => void io.stdout.write(line + '\n') });
   try {
     await service.listen();
   } catch (error) {
@@ -23,7 +27,11 @@ export async function serve(ctx: CommandContext): Promise<void> {
     const what = typeof code === 'string' && code.startsWith('ERR_OSSL') ? 'the certificate or key is not usable: ' : '';
     throw new Error(`cannot start: ${what}${describe(error)}`, { cause: error });
   }
+  // H-2: SIGHUP re-reads --cert/--key (a refused pair is logged; the old one stays).
+  const reload = (): void => void service.reloadCertificate().catch(() => {});
+  process.on('SIGHUP', reload);
   const signal = await (io.stopSignal ?? processSignal());
+  process.off('SIGHUP', reload);
   io.stdout.write(JSON.stringify({ time: new Date().toISOString(), level: 'info', msg: 'stopping', signal }) + '\n');
   await service.close(10_000);
 }

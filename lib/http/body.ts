@@ -1,11 +1,11 @@
-import type { IncomingMessage } from 'node:http';
+import type { HttpRequest } from './messages.js';
 import { HttpError, problem } from './problem.js';
 
 /**
  * Reads a request body up to `limit` bytes. A declared or actual size past the limit is a 413 and the
  * rest is not read (the reply closes the connection). A client that aborts mid-body rejects with 400.
  */
-export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+export function readBody(req: HttpRequest, limit: number): Promise<Buffer> {
   const declared = req.headers['content-length'];
   if (declared !== undefined && Number(declared) > limit) return Promise.reject(tooLarge(limit));
   // The body is read after authentication (P-0), so the client may already be gone.

@@ -1,5 +1,6 @@
-import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
+import type { IncomingHttpHeaders } from 'node:http';
 import { readBody } from './body.js';
+import type { HttpRequest } from './messages.js';
 import { clientAddress, type TrustProxy } from './trust-proxy.js';
 
 /**
@@ -20,9 +21,9 @@ export class RequestContext {
   readonly headers: IncomingHttpHeaders;
   /** The matched route's pattern (`/user/{name}`), set by the dispatcher once routed: metrics and log labels. */
   route: string | undefined = undefined;
-  readonly #req: IncomingMessage;
+  readonly #req: HttpRequest;
 
-  constructor(req: IncomingMessage, id: string, trust: TrustProxy) {
+  constructor(req: HttpRequest, id: string, trust: TrustProxy) {
     const target = originForm(req.url ?? '/');
     const q = target.indexOf('?');
     const peer = req.socket.remoteAddress ?? '';

@@ -1,10 +1,10 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { ServiceError, STORE_UNAVAILABLE } from '../errors.js';
 import type { Logger } from '../log.js';
 import { UNMATCHED_ROUTE, type Metrics } from '../ops/metrics.js';
 import { parseFormat, type Format, type ProblemLabel, type Selector } from '../representation/select.js';
 import { RequestContext } from './context.js';
+import type { HttpRequest, HttpResponse, RequestHandler } from './messages.js';
 import { HttpError, problem, renderProblem, type Problem } from './problem.js';
 import { parseQuery, singleParam } from './query.js';
 import { writeReply, type CommonHeaders, type Reply } from './reply.js';
@@ -35,7 +35,7 @@ export interface DispatchOptions {
  * The per-request pipeline: context → route → handler → reply; any throw becomes a problem
  * document (E-1) and a non-HttpError is logged and answered 500 without detail (E-3).
  */
-export function createDispatcher(options: DispatchOptions): (req: IncomingMessage, res: ServerResponse) => void {
+export function createDispatcher(options: DispatchOptions): RequestHandler {
   const { router, selector, trust, log, maxTargetLength, metrics } = options;
   const quiet = options.quietRoutes ?? new Set<string>();
   const negotiatedRoutes = options.negotiatedRoutes ?? new Set<string>();
@@ -158,7 +158,7 @@ export function createDispatcher(options: DispatchOptions): (req: IncomingMessag
     return selector.problemFormat(extension, returnType, accept);
   }
 
-  function send(req: IncomingMessage, res: ServerResponse, reply: Reply, common: CommonHeaders, id: string): void {
+  function send(req: HttpRequest, res: HttpResponse, reply: Reply, common: CommonHeaders, id: string): void {
     if (res.headersSent || res.destroyed) return;
     try {
       writeReply(req, res, reply, common, id);
@@ -179,7 +179,7 @@ export function createDispatcher(options: DispatchOptions): (req: IncomingMessag
  * body (smuggling shapes, RFC 9112 §6.3) only after the 'request' event, and that 400 must win
  * over an answer written synchronously to the request in front of it.
  */
-function hasBody(req: IncomingMessage): boolean {
+function hasBody(req: HttpRequest): boolean {
   const length = req.headers['content-length'];
   return req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
 }

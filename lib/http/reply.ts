@@ -1,4 +1,6 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import { constants as h2 } from 'node:http2';
+import type { Http2ServerResponse } from 'node:http2';
+import type { HttpRequest, HttpResponse } from './messages.js';
 
 /** What a handler returns; only writeReply() turns it into bytes on the socket. */
 export interface Reply {
@@ -17,6 +19,12 @@ export interface Reply {
 /** Headers that every response carries (T-4), resolved once per listener. */
 export type CommonHeaders = Readonly<Record<string, string>>;
 
+/**
+ * RFC 9113 §8.2.2: connection-specific fields are malformed in HTTP/2 (Node drops them with a
+ * warning); the reply's "close the connection" becomes the end of its stream instead.
+ */
+const CONNECTION_SPECIFIC = ['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade'] as const;
+
 /** Headers a 304 repeats from the 200 it stands for (RFC 9110 §15.4.5). */
 const KEPT_ON_304 = new Set(['cache-control', 'content-location', 'date', 'etag', 'expires', 'vary', 'link', 'x-request-id']);
 
@@ -24,7 +32,7 @@ const KEPT_ON_304 = new Set(['cache-control', 'content-location', 'date', 'etag'
  * The one writer to `res`: common headers, Vary, ETag/If-None-Match → 304, HEAD without body,
  * Content-Length. Never throws for a reply built by our handlers.
  */
-export function writeReply(req: IncomingMessage, res: ServerResponse, reply: Reply, common: CommonHeaders, requestId?: string): void {
+export function writeReply(req: HttpRequest, res: HttpResponse, reply: Reply, common: CommonHeaders, requestId?: string): void {
   // Copied key by key into a fresh object: V8 gives a `{ ...common }` clone its source's map, and
   // adding properties to it then costs about 1 µs each (measured, Node 20), 20x a plain object.
   const headers: Record<string, string | readonly string[]> = {};
@@ -34,7 +42,9 @@ export function writeReply(req: IncomingMessage, res: ServerResponse, reply: Rep
   if (own !== undefined) for (const name in own) headers[name] = own[name] as string | readonly string[];
   const vary = reply.vary;
   if (vary !== undefined && vary.length > 0) headers['vary'] = vary.length === 1 ? (vary[0] as string) : vary.join(', ');
-  if (reply.close === true) headers['connection'] = 'close';
+  const http2 = req.httpVersionMajor === 2;
+  if (http2) for (const name of CONNECTION_SPECIFIC) delete headers[name];
+  else if (reply.close === true) headers['connection'] = 'close';
 
   let status = reply.status;
   let body = reply.body;
@@ -55,6 +65,9 @@ export function writeReply(req: IncomingMessage, res: ServerResponse, reply: Rep
   res.writeHead(status, headers as Record<string, string | string[]>);
   if (req.method === 'HEAD' || body === undefined) res.end();
   else res.end(body);
+  // RFC 9113 §8.1: a response sent before the whole request arrived (a body refused unread) asks
+  // the client to stop sending with RST_STREAM(NO_ERROR); Node sends it once the response is out.
+  if (http2 && reply.close === true) (res as Http2ServerResponse).stream.close(h2.NGHTTP2_NO_ERROR);
 }
 
 /**

@@ -1,6 +1,12 @@
-import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { createServer as createHttpsServer } from 'node:https';
-import type { AddressInfo, Socket } from 'node:net';
+import { createServer as createHttpServer, Server as HttpServer } from 'node:http';
+import { createSecureServer, type Http2SecureServer, type Http2ServerResponse } from 'node:http2';
+import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
+import type { AddressInfo, Server as NetServer, Socket } from 'node:net';
+import type { SecureContextOptions, Server as TlsServer, TLSSocket } from 'node:tls';
+import { TLS_CIPHERS } from '../tls/ciphers.js';
+import { answerHeadersTooLarge, clientErrorHandler, headerListTooLarge, refuseConnect } from './client-error.js';
+import { guardSessions, type SessionGuard } from './http2-sessions.js';
+import type { RequestHandler } from './messages.js';
 
 export interface ListenerOptions {
   readonly host: string;
@@ -8,29 +14,38 @@ export interface ListenerOptions {
   readonly httpPort: number | undefined;
   readonly cert: string | Buffer;
   readonly key: string | Buffer;
+  /** HTTP/2 (ALPN h2) beside HTTP/1.1 on the HTTPS port (H-1). */
+  readonly http2: boolean;
   readonly headersTimeoutMs: number;
   readonly requestTimeoutMs: number;
   readonly keepAliveTimeoutMs: number;
   readonly maxHeaderBytes: number;
   /** HSTS max-age for responses the listener writes itself (T-4); false or absent: none. */
   readonly hstsMaxAge?: number | false;
+  /** Errors of a listening server (an accept() that failed, EMFILE): reported, never fatal (L-2). */
+  readonly onListenerError?: (error: Error) => void;
 }
 
 export interface Listeners {
   readonly url: string;
   readonly httpUrl: string | undefined;
+  /** New TLS connections get this pair; open ones keep theirs (H-2). Throws when the pair does not load. */
+  setCertificate(pair: { readonly cert: string | Buffer; readonly key: string | Buffer }): void;
   /** Stop accepting, let in-flight requests finish within `graceMs`, then cut what is left (C-5). */
   close(graceMs?: number): Promise<void>;
 }
 
-type Handler = (req: IncomingMessage, res: ServerResponse) => void;
+/** H-1: L-1's "at most 100 concurrent requests" per HTTP/2 connection. */
+export const MAX_CONCURRENT_STREAMS = 100;
+
 
 /**
- * The node:https listener (T-1: TLS 1.2 at least) and the optional plain-HTTP one (T-3), with the
- * L-1 limits. Time-outs are checked every second, so a client past one is cut within about a second.
+ * The HTTPS listener (T-1: TLS 1.2 at least, AEAD suites; H-1: HTTP/2 and HTTP/1.1 unless http2 is
+ * off) and the optional plain-HTTP one (T-3), with the L-1 limits. HTTP/1.1 time-outs are checked
+ * every second, so a client past one is cut within about a second.
  */
-export async function startListeners(options: ListenerOptions, handler: Handler): Promise<Listeners> {
-  const common = {
+export async function startListeners(options: ListenerOptions, handler: RequestHandler): Promise<Listeners> {
+  const http1Limits = {
     headersTimeout: options.headersTimeoutMs,
     requestTimeout: options.requestTimeoutMs,
     keepAliveTimeout: options.keepAliveTimeoutMs,
@@ -38,60 +53,113 @@ export async function startListeners(options: ListenerOptions, handler: Handler)
     connectionsCheckingInterval: 1_000,
     requireHostHeader: false,
   };
-  const https = createHttpsServer(
-    { ...common, cert: options.cert, key: options.key, minVersion: 'TLSv1.2', handshakeTimeout: options.headersTimeoutMs },
-    handler,
-  );
+  const hsts = typeof options.hstsMaxAge === 'number' ? { 'Strict-Transport-Security': `max-age=${options.hstsMaxAge}` } : {};
+  const tls = { minVersion: 'TLSv1.2', ciphers: TLS_CIPHERS } as const satisfies SecureContextOptions;
+  let secure: HttpsServer | Http2SecureServer;
+  let sessions: SessionGuard | undefined;
+  if (options.http2) {
+    const server = createSecureServer(
+      {
+        ...tls,
+        cert: options.cert,
+        key: options.key,
+        handshakeTimeout: options.headersTimeoutMs,
+        allowHTTP1: true,
+        settings: { maxConcurrentStreams: MAX_CONCURRENT_STREAMS, maxHeaderListSize: options.maxHeaderBytes, enablePush: false },
+        // Node's defaults, stated because H-1 relies on them: a peer that keeps opening streams past
+        // the limit, leaves pings unanswered or sends oversized SETTINGS loses its session.
+        maxSessionRejectedStreams: 100,
+        maxOutstandingPings: 10,
+        maxSettings: 32,
+        peerMaxConcurrentStreams: MAX_CONCURRENT_STREAMS,
+      },
+      (req, res) => {
+        if (req.httpVersionMajor === 2 && headerListTooLarge(req.rawHeaders, options.maxHeaderBytes)) answerHeadersTooLarge(res as Http2ServerResponse, hsts);
+        else handler(req, res);
+      },
+    );
+    // HTTP/1.1 connections on this port run on Node's http.Server machinery, which reads its
+    // limits from these properties of the server.
+    Object.assign(server, http1Limits);
+    sessions = guardSessions(server, options);
+    secure = server;
+  } else {
+    secure = createHttpsServer({ ...http1Limits, ...tls, cert: options.cert, key: options.key, handshakeTimeout: options.headersTimeoutMs }, handler);
+  }
+  cutUnfinishedHandshakes(secure);
   // A TLS socket that never sends a request line is not covered by headersTimeout in every Node
-  // version: give each connection an idle time-out as well.
-  https.on('secureConnection', (socket: Socket) => socket.setTimeout(options.headersTimeoutMs + options.keepAliveTimeoutMs, () => socket.destroy()));
-  const servers: Server[] = [https];
-  let plain: Server | undefined;
+  // version: give each HTTP/1.1 connection an idle time-out as well. (An HTTP/2 session reads its
+  // socket outside JavaScript, which would not see the activity; http2-sessions.ts guards those.)
+  secure.on('secureConnection', (socket: TLSSocket) => {
+    if (socket.alpnProtocol !== 'h2') socket.setTimeout(options.headersTimeoutMs + options.keepAliveTimeoutMs, () => socket.destroy());
+  });
+  const servers: Array<HttpsServer | Http2SecureServer | HttpServer> = [secure];
+  let plain: HttpServer | undefined;
   if (options.httpPort !== undefined) {
-    plain = createHttpServer(common, handler);
+    plain = createHttpServer(http1Limits, handler);
     servers.push(plain);
   }
-  const hsts = typeof options.hstsMaxAge === 'number' ? { 'Strict-Transport-Security': `max-age=${options.hstsMaxAge}` } : {};
-  https.on('clientError', clientErrorHandler(hsts));
+  secure.on('clientError', clientErrorHandler(hsts));
   plain?.on('clientError', clientErrorHandler({}));
-  // CONNECT asks for a tunnel, which this origin server never opens; without a listener Node
-  // would drop the connection without a word (RFC 9110 §9.3.6 lets us refuse with any 4xx).
-  https.on('connect', refuseConnect(hsts));
+  // Without a listener Node drops a CONNECT without a word (HTTP/1.1) or with a bare 405 (HTTP/2).
+  secure.on('connect', refuseConnect(hsts));
   plain?.on('connect', refuseConnect({}));
   for (const server of servers) {
-    server.on('tlsClientError', () => {});
     // RFC 9110 §10.1.1 lets a server ignore an expectation it does not know; Node would answer
     // 417 itself, without the T-4 headers or a problem body. The handler answers instead.
     server.on('checkExpectation', handler);
   }
   try {
-    await listen(https, options.port, options.host);
+    await listen(secure, options.port, options.host);
     if (plain !== undefined && options.httpPort !== undefined) await listen(plain, options.httpPort, options.host);
   } catch (error) {
     for (const server of servers) server.close();
     throw error;
   }
-  const url = origin('https', options.host, (https.address() as AddressInfo).port);
+  // Without a listener, an 'error' from accept() (out of descriptors) would end the process.
+  for (const server of servers) server.on('error', (error: Error) => options.onListenerError?.(error));
+  const url = origin('https', options.host, (secure.address() as AddressInfo).port);
   const httpUrl = plain === undefined ? undefined : origin('http', options.host, (plain.address() as AddressInfo).port);
 
   return {
     url,
     httpUrl,
+    setCertificate(pair) {
+      secure.setSecureContext({ ...tls, cert: pair.cert, key: pair.key });
+    },
     async close(graceMs = 10_000) {
       const closed = servers.map((server) => new Promise<void>((resolve) => server.close(() => resolve())));
-      for (const server of servers) server.closeIdleConnections();
+      // The HTTP/1.1 connections of an HTTP/2 listener are tracked by the same machinery as an
+      // http.Server's, so its methods apply to them.
+      for (const server of servers) HttpServer.prototype.closeIdleConnections.call(server);
       const timer = setTimeout(() => {
-        for (const server of servers) server.closeAllConnections();
+        for (const server of servers) HttpServer.prototype.closeAllConnections.call(server);
       }, graceMs);
       timer.unref();
-      await Promise.all(closed);
+      await Promise.all([...closed, sessions?.close(graceMs)]);
       clearTimeout(timer);
     },
   };
 }
 
+/**
+ * L-1, L-2: a connection that has not finished its TLS handshake within the handshake time-out
+ * (counted from the connection, however the client dribbles: measured in
+ * test/security/unfinished-handshakes.test.ts) is destroyed.
+ *
+ * Node reports that time-out, and every other handshake failure, to 'tlsClientError', which
+ * https.Server and http2's secure server forward to 'clientError'. An HTTP handler there `end()`s
+ * the socket with a 400 that can never be sent before a handshake, so the socket was never
+ * destroyed and its descriptor stayed in CLOSE-WAIT for good, client gone or not. No HTTP answer
+ * is possible before the handshake: such a socket is simply destroyed.
+ */
+function cutUnfinishedHandshakes(server: TlsServer): void {
+  server.removeAllListeners('tlsClientError');
+  server.on('tlsClientError', (_error: Error, socket: Socket) => socket.destroy());
+}
+
 /** Binds `server`; rejects with the bind error (EADDRINUSE …) instead of emitting it. */
-export function listen(server: Server, port: number, host: string): Promise<void> {
+export function listen(server: NetServer, port: number, host: string): Promise<void> {
   return new Promise((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => {
@@ -105,75 +173,4 @@ export function listen(server: Server, port: number, host: string): Promise<void
 export function origin(scheme: string, host: string, port: number): string {
   const shown = host === '0.0.0.0' || host === '::' ? 'localhost' : host.includes(':') ? `[${host}]` : host;
   return `${scheme}://${shown}:${port}`;
-}
-
-// T-4: what every response carries, including the ones written here.
-const SECURITY_HEADERS = { 'X-Content-Type-Options': 'nosniff', 'Content-Security-Policy': "default-src 'none'; frame-ancestors 'none'" } as const;
-
-/**
- * Malformed requests that never reach a handler (bad framing, smuggling shapes, huge headers) get
- * a problem response and a closed connection (RFC 9112 §6.3: 400, then close). llhttp reports
- * some framing errors (a Transfer-Encoding other than chunked, a bad chunk) only after it has
- * handed the request to the handler: that request's response, not yet started, carries the 400.
- */
-function clientErrorHandler(extraHeaders: Readonly<Record<string, string>>): (error: Error & { code?: string }, socket: Socket) => void {
-  return (error, socket) => {
-    const status = error.code === 'HPE_HEADER_OVERFLOW' ? 431 : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
-    const title = status === 431 ? 'Request Header Fields Too Large' : status === 408 ? 'Request Timeout' : 'Bad Request';
-    const body = JSON.stringify({ type: '/problems/bad-request', title, status });
-    const headers = {
-      'Content-Type': 'application/problem+json; charset=utf-8',
-      'Content-Length': String(Buffer.byteLength(body)),
-      ...SECURITY_HEADERS,
-      ...extraHeaders,
-      'Cache-Control': 'no-store',
-      Connection: 'close',
-    };
-    // null once a response has finished on a kept-alive connection; a ServerResponse while one is in flight.
-    const inFlight = (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage ?? undefined;
-    if (!socket.writable) {
-      socket.destroy();
-      return;
-    }
-    if (inFlight !== undefined) {
-      if (!inFlight.headersSent && !inFlight.req.complete) {
-        // The error is in this request's own body: its response carries the 400.
-        inFlight.writeHead(status, headers).end(body);
-      } else if (!inFlight.headersSent) {
-        // The error is in a request pipelined behind one still being handled: that one gets its
-        // answer, then the connection closes (RFC 9112 §9.3); the bad one gets none.
-        inFlight.shouldKeepAlive = false;
-      } else if (inFlight.writableFinished) {
-        socket.end();
-      } else {
-        inFlight.once('finish', () => socket.end());
-      }
-      return;
-    }
-    socket.end(rawResponse(status, title, headers, body));
-  };
-}
-
-function refuseConnect(extraHeaders: Readonly<Record<string, string>>): (req: IncomingMessage, socket: Socket) => void {
-  return (_req, socket) => {
-    const allow = 'GET, HEAD, OPTIONS, PUT, POST';
-    const body = JSON.stringify({ type: '/problems/method-not-allowed', title: 'Method Not Allowed', status: 405, detail: `Allowed: ${allow}.` });
-    socket.on('error', () => socket.destroy());
-    socket.end(
-      rawResponse(405, 'Method Not Allowed', {
-        'Content-Type': 'application/problem+json; charset=utf-8',
-        'Content-Length': String(Buffer.byteLength(body)),
-        Allow: allow,
-        ...SECURITY_HEADERS,
-        ...extraHeaders,
-        'Cache-Control': 'no-store',
-        Connection: 'close',
-      }, body),
-    );
-  };
-}
-
-function rawResponse(status: number, title: string, headers: Readonly<Record<string, string>>, body: string): string {
-  const head = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`).join('');
-  return `HTTP/1.1 ${status} ${title}\r\n${head}\r\n${body}`;
 }

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { createService, type Service } from '../../lib/index.js';
 import type { ServiceOptions } from '../../lib/config.js';
 import { createSelfSignedCertificate } from '../../lib/tls/dev-cert.js';
-import { request, type RequestInit, type Response } from './https.js';
+import { request, type Protocol, type RequestInit, type Response } from './https.js';
 import { tempDir } from './tmp.js';
 
 let pair: { cert: string; key: string } | undefined;
@@ -24,14 +24,19 @@ export interface Started {
   readonly store: string;
   readonly logs: string[];
   readonly ca: string;
-  /** Request against the HTTPS listener, trusting the test certificate. */
+  /** The protocol `fetch` speaks to the HTTPS listener. */
+  readonly protocol: Protocol;
+  /** Request against the HTTPS listener, trusting the test certificate, over `protocol`. */
   fetch(path: string, init?: RequestInit): Promise<Response>;
   /** Request against the plain-HTTP listener (when opened). */
   fetchPlain(path: string, init?: RequestInit): Promise<Response>;
 }
 
-/** Starts a service on port 0 with a temp store and a throwaway certificate; closed after the test. */
-export async function startService(t: TestContext, options: ServiceOptions = {}): Promise<Started> {
+/**
+ * Starts a service on port 0 with a temp store and a throwaway certificate; closed after the test.
+ * `protocol` is what `fetch` speaks to the HTTPS port (H-1: tests loop over PROTOCOLS).
+ */
+export async function startService(t: TestContext, options: ServiceOptions = {}, protocol: Protocol = 'h1'): Promise<Started> {
   const dir = await tempDir(t);
   const { cert, key } = testCertificate();
   const logs: string[] = [];
@@ -55,7 +60,8 @@ export async function startService(t: TestContext, options: ServiceOptions = {})
     store,
     logs,
     ca: cert,
-    fetch: (path, init = {}) => request(url + path, { ca: cert, ...init }),
+    protocol,
+    fetch: (path, init = {}) => request(url + path, { ca: cert, protocol, ...init }),
     fetchPlain: (path, init = {}) => {
       if (httpUrl === undefined) throw new Error('no plain-HTTP listener: pass httpPort: 0');
       return request(httpUrl + path, init);

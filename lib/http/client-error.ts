@@ -1,0 +1,111 @@
+// Answers the listeners write themselves, for requests that never reach the dispatcher: HTTP/1.1
+// parse errors and time-outs (written raw on the socket), CONNECT, and an HTTP/2 header block over
+// the limit. Each is a problem document with the T-4 headers.
+import type { ServerResponse } from 'node:http';
+import { Http2ServerResponse } from 'node:http2';
+import type { Socket } from 'node:net';
+import type { HttpRequest, HttpResponse } from './messages.js';
+
+// T-4: what every response carries, including the ones written here.
+const SECURITY_HEADERS = { 'X-Content-Type-Options': 'nosniff', 'Content-Security-Policy': "default-src 'none'; frame-ancestors 'none'" } as const;
+
+/**
+ * Malformed requests that never reach a handler (bad framing, smuggling shapes, huge headers) get
+ * a problem response and a closed connection (RFC 9112 §6.3: 400, then close). llhttp reports
+ * some framing errors (a Transfer-Encoding other than chunked, a bad chunk) only after it has
+ * handed the request to the handler: that request's response, not yet started, carries the 400.
+ */
+export function clientErrorHandler(extraHeaders: Readonly<Record<string, string>>): (error: Error & { code?: string }, socket: Socket) => void {
+  return (error, socket) => {
+    const status = error.code === 'HPE_HEADER_OVERFLOW' ? 431 : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
+    const title = status === 431 ? 'Request Header Fields Too Large' : status === 408 ? 'Request Timeout' : 'Bad Request';
+    const body = JSON.stringify({ type: '/problems/bad-request', title, status });
+    const headers = {
+      'Content-Type': 'application/problem+json; charset=utf-8',
+      'Content-Length': String(Buffer.byteLength(body)),
+      ...SECURITY_HEADERS,
+      ...extraHeaders,
+      'Cache-Control': 'no-store',
+      Connection: 'close',
+    };
+    // null once a response has finished on a kept-alive connection; a ServerResponse while one is in flight.
+    const inFlight = (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage ?? undefined;
+    if (!socket.writable) {
+      socket.destroy();
+      return;
+    }
+    if (inFlight !== undefined) {
+      if (!inFlight.headersSent && !inFlight.req.complete) {
+        // The error is in this request's own body: its response carries the 400.
+        inFlight.writeHead(status, headers).end(body);
+      } else if (!inFlight.headersSent) {
+        // The error is in a request pipelined behind one still being handled: that one gets its
+        // answer, then the connection closes (RFC 9112 §9.3); the bad one gets none.
+        inFlight.shouldKeepAlive = false;
+      } else if (inFlight.writableFinished) {
+        socket.end();
+      } else {
+        inFlight.once('finish', () => socket.end());
+      }
+      return;
+    }
+    socket.end(rawResponse(status, title, headers, body));
+  };
+}
+
+const CONNECT_ALLOW = 'GET, HEAD, OPTIONS, PUT, POST';
+
+/**
+ * CONNECT asks for a tunnel, which this origin server never opens (RFC 9110 §9.3.6 lets us refuse
+ * with any 4xx): 405. Over HTTP/1.1 Node hands over the raw socket; over HTTP/2 (RFC 9113 §8.5) a
+ * request and its response.
+ */
+export function refuseConnect(extraHeaders: Readonly<Record<string, string>>): (req: HttpRequest, socketOrResponse: Socket | HttpResponse) => void {
+  return (_req, target) => {
+    const body = JSON.stringify({ type: '/problems/method-not-allowed', title: 'Method Not Allowed', status: 405, detail: `Allowed: ${CONNECT_ALLOW}.` });
+    const headers = {
+      'Content-Type': 'application/problem+json; charset=utf-8',
+      'Content-Length': String(Buffer.byteLength(body)),
+      Allow: CONNECT_ALLOW,
+      ...SECURITY_HEADERS,
+      ...extraHeaders,
+      'Cache-Control': 'no-store',
+    };
+    if (target instanceof Http2ServerResponse) {
+      target.writeHead(405, headers).end(body);
+      return;
+    }
+    const socket = target as Socket;
+    socket.on('error', () => socket.destroy());
+    socket.end(rawResponse(405, 'Method Not Allowed', { ...headers, Connection: 'close' }, body));
+  };
+}
+
+/**
+ * L-1 over HTTP/2: a header block past `maxHeaderBytes` (counted as RFC 9113 §6.5.2 counts
+ * SETTINGS_MAX_HEADER_LIST_SIZE: name, value and 32 octets per field) is answered 431. Node
+ * resets such a stream itself once the client has acknowledged our SETTINGS; a client's first
+ * requests may arrive before that, and get this answer.
+ */
+export function headerListTooLarge(rawHeaders: readonly string[], maxHeaderBytes: number): boolean {
+  let size = 0;
+  for (const field of rawHeaders) size += field.length + 16;
+  return size > maxHeaderBytes;
+}
+
+export function answerHeadersTooLarge(res: Http2ServerResponse, extraHeaders: Readonly<Record<string, string>>): void {
+  const body = JSON.stringify({ type: '/problems/bad-request', title: 'Request Header Fields Too Large', status: 431 });
+  res.writeHead(431, {
+    'Content-Type': 'application/problem+json; charset=utf-8',
+    'Content-Length': String(Buffer.byteLength(body)),
+    ...SECURITY_HEADERS,
+    ...extraHeaders,
+    'Cache-Control': 'no-store',
+  });
+  res.end(body);
+}
+
+function rawResponse(status: number, title: string, headers: Readonly<Record<string, string>>, body: string): string {
+  const head = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`).join('');
+  return `HTTP/1.1 ${status} ${title}\r\n${head}\r\n${body}`;
+}

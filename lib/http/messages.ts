@@ -1,0 +1,15 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
+
+/**
+ * A request as the listeners hand it over: HTTP/1.1 from node:http or node:https, or HTTP/2 through
+ * node:http2's compatibility API (H-1, A-1). Code that needs more than the two have in common
+ * checks `httpVersionMajor`.
+ */
+export type HttpRequest = IncomingMessage | Http2ServerRequest;
+
+/** The response that goes with an HttpRequest. */
+export type HttpResponse = ServerResponse | Http2ServerResponse;
+
+/** The request handler every listener (and an embedder's server) calls. */
+export type RequestHandler = (req: HttpRequest, res: HttpResponse) => void;
