@@ -2,6 +2,7 @@ import { dirname, join, resolve } from 'node:path';
 import { ServiceError } from './errors.js';
 import { parseTrustProxy, type TrustProxy } from './http/trust-proxy.js';
 import type { ResourceLoader } from './resources/resource.js';
+import { isPostgresUrl } from './users/postgres/postgres-options.js';
 import { LOG_LEVELS, type LogLevel } from './log.js';
 
 /** The password-change events an embedder can subscribe to (CONTRACT A-4). */
@@ -35,8 +36,10 @@ export interface ServiceOptions {
   httpPort?: number;
   /** HTTP/2 (ALPN h2) beside HTTP/1.1 on the HTTPS port (H-1); false serves HTTP/1.1 only. @default true */
   http2?: boolean;
-  /** JSON-file user store (U-1). @default './data/users.json' */
+  /** JSON-file user store (U-1), or a postgres:// URL (S-1; needs the optional package `pg`). @default './data/users.json' */
   store?: string;
+  /** Connection pool and time-outs of a postgres:// store (S-6), and whether it migrates at open (S-5). */
+  postgres?: PostgresOptions;
   /** PEM certificate and key. Without them (or the files below) a development certificate is created under `certDir` (T-2). */
   cert?: string | Buffer;
   key?: string | Buffer;
@@ -49,7 +52,7 @@ export interface ServiceOptions {
   certDir?: string;
   /** Accept RFC 7616 Digest on the password PUT (P-10). @default false */
   digest?: boolean;
-  /** AES-256-GCM key file for the Digest secrets, kept apart from the store. @default '<store dir>/digest.key' */
+  /** AES-256-GCM key file for the Digest secrets, kept apart from the store. @default '<store dir>/digest.key', './data/digest.key' with a database */
   digestKeyFile?: string;
   /** Addresses or CIDR ranges of TLS-terminating proxies (T-5). @default none */
   trustProxy?: string | readonly string[];
@@ -91,12 +94,25 @@ export interface ServiceOptions {
   onUserChanged?: (event: UserChangedEvent) => unknown;
 }
 
+/** See PostgresStoreOptions (lib/users/postgres/postgres-options.ts) for the defaults. */
+export interface PostgresOptions {
+  /** Connections per instance. @default 10 */
+  readonly poolSize?: number;
+  /** Longest wait for a connection, in ms. @default 2000 */
+  readonly connectTimeoutMs?: number;
+  /** Longest time one store operation may take, in ms; then 503. @default 3000 */
+  readonly queryTimeoutMs?: number;
+  /** Apply pending schema migrations at open (false: `store migrate` does it). @default true */
+  readonly migrate?: boolean;
+}
+
 export interface Config {
   readonly host: string;
   readonly port: number;
   readonly httpPort: number | undefined;
   readonly http2: boolean;
   readonly store: string;
+  readonly postgres: PostgresOptions;
   readonly cert: string | Buffer | undefined;
   readonly key: string | Buffer | undefined;
   readonly certFile: string | undefined;
@@ -129,7 +145,7 @@ export interface Config {
 }
 
 const KNOWN: { readonly [K in keyof ServiceOptions]-?: true } = {
-  host: true, port: true, httpPort: true, http2: true, store: true, cert: true, key: true, certFile: true, keyFile: true, certPollIntervalMs: true, certDir: true, digest: true,
+  host: true, port: true, httpPort: true, http2: true, store: true, postgres: true, cert: true, key: true, certFile: true, keyFile: true, certPollIntervalMs: true, certDir: true, digest: true,
   digestKeyFile: true, trustProxy: true, minPasswordLength: true, realm: true, hstsMaxAge: true, scrypt: true,
   resetTokenTtlMs: true, hashConcurrency: true, hashQueueLimit: true, headersTimeoutMs: true, requestTimeoutMs: true,
   keepAliveTimeoutMs: true, maxHeaderBytes: true, maxTargetLength: true, maxBodyBytes: true, resources: true, log: true,
@@ -146,7 +162,9 @@ export function resolveConfig(options: ServiceOptions = {}): Config {
     if (!(key in KNOWN)) invalid(`unknown option "${key}"`);
   }
   const o = options;
-  const store = resolve(text(o.store ?? './data/users.json', 'store'));
+  // A database URL is not a path: resolving it would make "postgres:/…" a file in the working directory.
+  const storeSpec = text(o.store ?? './data/users.json', 'store');
+  const store = isPostgresUrl(storeSpec) ? storeSpec : resolve(storeSpec);
   const poolSize = Number(process.env['UV_THREADPOOL_SIZE']) || 4;
   const hashConcurrency = integer(o.hashConcurrency ?? poolSize, 'hashConcurrency', 1, 1024);
   if ((o.cert === undefined) !== (o.key === undefined)) invalid('cert and key must be given together');
@@ -178,6 +196,7 @@ export function resolveConfig(options: ServiceOptions = {}): Config {
     httpPort: o.httpPort === undefined ? undefined : integer(o.httpPort, 'httpPort', 0, 65_535),
     http2: bool(o.http2 ?? true, 'http2'),
     store,
+    postgres: Object.freeze({ ...postgresOption(o.postgres) }),
     cert: pem(o.cert, 'cert'),
     key: pem(o.key, 'key'),
     certFile: o.certFile === undefined ? undefined : resolve(text(o.certFile, 'certFile')),
@@ -185,7 +204,7 @@ export function resolveConfig(options: ServiceOptions = {}): Config {
     certPollIntervalMs: integer(o.certPollIntervalMs ?? 5_000, 'certPollIntervalMs', 100, 60_000),
     certDir: resolve(text(o.certDir ?? './certs', 'certDir')),
     digest: bool(o.digest ?? false, 'digest'),
-    digestKeyFile: resolve(text(o.digestKeyFile ?? join(dirname(store), 'digest.key'), 'digestKeyFile')),
+    digestKeyFile: resolve(text(o.digestKeyFile ?? (isPostgresUrl(store) ? './data/digest.key' : join(dirname(store), 'digest.key')), 'digestKeyFile')),
     trustProxy,
     minPasswordLength: integer(o.minPasswordLength ?? 15, 'minPasswordLength', 8, 64),
     realm,
@@ -241,6 +260,15 @@ function pem(value: unknown, name: string): string | Buffer | undefined {
 function logOption(value: unknown): false | ((line: string) => void) {
   if (value === false || typeof value === 'function') return value as false | ((line: string) => void);
   invalid('log must be false or a function of one line');
+}
+
+function postgresOption(value: unknown): PostgresOptions {
+  if (value === undefined) return {};
+  if (typeof value !== 'object' || value === null) invalid('postgres must be an object');
+  const known = ['poolSize', 'connectTimeoutMs', 'queryTimeoutMs', 'migrate'];
+  for (const key of Object.keys(value)) if (!known.includes(key)) invalid(`unknown postgres option "${key}"`);
+  // The numbers are checked where they are used (resolvePostgresOptions), with the same error code.
+  return value as PostgresOptions;
 }
 
 function logLevel(value: unknown): LogLevel {

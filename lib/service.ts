@@ -30,6 +30,7 @@ import { isCommonPassword } from './users/common-passwords.js';
 import { createHashGate, GateFullError, type HashGate } from './users/hash-gate.js';
 import { openStore, type Store, type UserRecord } from './users/store.js';
 import { createUsers, type Role, type UserInfo, type Users } from './users/users.js';
+import { digestKeyFingerprint, settingsOf, type SharedSettings } from './users/postgres/settings.js';
 
 export interface Service {
   /**
@@ -196,6 +197,9 @@ export function createService(options: ServiceOptions = {}): Service {
     async listen() {
       if (listeners !== undefined) throw new ServiceError('ERR_INVALID_OPTION', 'the service is already listening');
       const { store, users } = await ready();
+      // S-4: on a database the first server records the settings and every later one must agree;
+      // none drops the cluster's Digest secrets to suit itself.
+      await settingsOf(store)?.agree(await wantedSettings(config));
       await users.warmUp();
       let { cert, key } = config;
       let dev: DevCertificate | undefined;
@@ -223,7 +227,7 @@ export function createService(options: ServiceOptions = {}): Service {
       }
       // Only a server that did start drops them: a second start on a busy port must not wipe
       // the secrets of the Digest server already running there.
-      if (!config.digest) await dropDigestSecrets(store);
+      if (!config.digest && settingsOf(store) === undefined) await dropDigestSecrets(store);
       // H-2: the files are watched; a development certificate (no files) is not.
       if (config.certFile !== undefined && config.keyFile !== undefined) {
         certWatcher = watchCertificatePair(config.certFile, config.keyFile, config.certPollIntervalMs, () => void reloadCertificate().catch(() => {}));
@@ -275,15 +279,28 @@ async function open(
   isCommonPassword(''); // load the bundled list now, not during a request
   const opened = await openStore(config.store, {
     hooks: { onWarning: (message, fields) => log.warn(message, fields), onCompactError: (error) => log.error('users store compaction failed; it is retried later', error) },
+    postgres: config.postgres,
   });
   const store = metrics === undefined ? opened : instrumentStore(opened, metrics);
+  // S-4: on a database, CLI commands and library calls follow the settings its servers recorded.
+  const recorded = await settingsOf(store)?.read().catch(async (error: unknown) => {
+    await store.close();
+    throw error;
+  });
+  const realm = recorded?.realm ?? config.realm;
   let vault: DigestVault | undefined;
-  if (config.digest) vault = await openDigestVault(config.digestKeyFile);
+  if (recorded?.digest ?? config.digest) {
+    vault = await openDigestVault(config.digestKeyFile);
+    if (recorded !== undefined && digestKeyFingerprint(await readFile(config.digestKeyFile)) !== recorded.digestKeyFingerprint) {
+      await store.close();
+      throw new ServiceError('ERR_STORE_SETTINGS', `the Digest key ${config.digestKeyFile} is not the one this database's servers use (S-4): give every instance the same --digest-key file`);
+    }
+  }
   const users = createUsers({
     store,
     gate,
     cost: config.scrypt,
-    minPasswordLength: config.minPasswordLength,
+    minPasswordLength: recorded?.minPasswordLength ?? config.minPasswordLength,
     resetTokenTtlMs: config.resetTokenTtlMs,
     now: Date.now,
     digest:
@@ -292,7 +309,7 @@ async function open(
         : {
             seal: (name, prepared) =>
               (vault as DigestVault).seal(
-                { 'SHA-256': computeHA1('SHA-256', name, config.realm, prepared), MD5: computeHA1('MD5', name, config.realm, prepared) },
+                { 'SHA-256': computeHA1('SHA-256', name, realm, prepared), MD5: computeHA1('MD5', name, realm, prepared) },
                 name,
               ),
           },
@@ -300,11 +317,11 @@ async function open(
     issued: (event) => fireHook(log, 'onResetToken', config.onResetToken, event),
   });
   const auth = createAuthenticator({
-    realm: config.realm,
+    realm,
     users,
     throttle: store.throttle,
     nonces: store.nonces,
-    digest: vault === undefined ? undefined : { auth: createDigestAuth({ realm: config.realm, secret: await nonceSecret(config.digestKeyFile) }), vault },
+    digest: vault === undefined ? undefined : { auth: createDigestAuth({ realm, secret: await nonceSecret(config.digestKeyFile) }), vault },
     ...(metrics === undefined ? {} : { onRefused: (kind: 'locked' | 'busy') => metrics.throttled(kind) }),
   });
   const { put, post } = createPasswordHandlers({ users, auth, maxBodyBytes: config.maxBodyBytes });
@@ -344,6 +361,16 @@ async function open(
  */
 async function nonceSecret(keyFile: string): Promise<Buffer> {
   return Buffer.from(hkdfSync('sha256', await readFile(keyFile), Buffer.alloc(0), 'httpskit digest nonce', 32));
+}
+
+/** S-4: what this server's configuration says about the settings instances must share. */
+async function wantedSettings(config: Config): Promise<SharedSettings> {
+  return {
+    realm: config.realm,
+    digest: config.digest,
+    digestKeyFingerprint: config.digest ? digestKeyFingerprint(await readFile(config.digestKeyFile)) : null,
+    minPasswordLength: config.minPasswordLength,
+  };
 }
 
 /**

@@ -183,7 +183,8 @@ function toOptions(flags: ReadonlyMap<FlagName, FlagValue>, help: readonly strin
       if (error instanceof BadFlagValue) throw new UsageError(`${v.source} ${error.message}`, { help });
       throw error;
     }
-    Object.assign(options, set);
+    // The PostgreSQL flags each set one key of one `postgres` object.
+    Object.assign(options, set, set.postgres === undefined ? {} : { postgres: { ...options.postgres, ...set.postgres } });
     for (const key of Object.keys(set)) sources.set(key, v);
   }
   return { options, sources };

@@ -8,9 +8,10 @@ import type { Command, CommandContext } from './command.js';
 import { PASSWORDS } from './help.js';
 import { readPassword } from './prompt.js';
 import { serve } from './serve.js';
+import { POSTGRES_FLAGS, STORE_COMMANDS } from './store-commands.js';
 
 /** Flags of every command that hashes a password (the policy and the Digest secret apply). */
-const PASSWORD_FLAGS = ['store', 'digest', 'min-length', 'scrypt-ln'] as const;
+const PASSWORD_FLAGS = ['store', 'digest', 'digest-key', 'min-length', 'scrypt-ln', ...POSTGRES_FLAGS] as const;
 
 /** The first entry is the default command (`httpskit` alone is `httpskit serve`). */
 export const COMMANDS: readonly Command[] = [
@@ -19,7 +20,7 @@ export const COMMANDS: readonly Command[] = [
     args: [],
     synopsis: '',
     summary: 'start the HTTPS server (the default command)',
-    flags: ['host', 'port', 'store', 'cert', 'key', 'cert-dir', 'http-port', 'digest', 'trust-proxy', 'min-length', 'scrypt-ln', 'no-hsts', 'no-http2', 'metrics-port', 'log-level', 'on-reset-token'],
+    flags: ['host', 'port', 'store', 'cert', 'key', 'cert-dir', 'http-port', 'digest', 'digest-key', 'trust-proxy', 'min-length', 'scrypt-ln', 'no-hsts', 'no-http2', ...POSTGRES_FLAGS, 'no-migrate', 'metrics-port', 'log-level', 'on-reset-token'],
     store: 'creates',
     run: serve,
   },
@@ -61,7 +62,7 @@ export const COMMANDS: readonly Command[] = [
     args: ['NAME'],
     synopsis: 'NAME',
     summary: 'delete a user',
-    flags: ['store'],
+    flags: ['store', ...POSTGRES_FLAGS],
     store: 'existing',
     run: (ctx) =>
       withService(ctx, async (s, name) => {
@@ -74,7 +75,7 @@ export const COMMANDS: readonly Command[] = [
     args: [],
     synopsis: '',
     summary: 'list users: name, role and when the password last changed (tab-separated)',
-    flags: ['store'],
+    flags: ['store', ...POSTGRES_FLAGS],
     store: 'existing',
     run: (ctx) =>
       withService(ctx, async (s) => {
@@ -103,7 +104,7 @@ export const COMMANDS: readonly Command[] = [
     args: ['NAME'],
     synopsis: 'NAME',
     summary: 'issue a one-time password reset token (printed once, on stdout)',
-    flags: ['store'],
+    flags: ['store', ...POSTGRES_FLAGS],
     store: 'existing',
     run: (ctx) =>
       withService(ctx, async (s, name) => {
@@ -112,6 +113,7 @@ export const COMMANDS: readonly Command[] = [
         ctx.io.stderr.write(`one-time reset token for "${name}", valid until ${expiresAt.toISOString()}; it is shown only once\n`);
       }),
   },
+  ...STORE_COMMANDS,
 ];
 
 /** Runs `fn` on the service with the first argument (the user name), and closes the store after. */

@@ -1,6 +1,7 @@
 // Options of openStore(), validated once and frozen.
 import { ServiceError } from '../errors.js';
 import { resolveThrottlePolicy, type ThrottlePolicy } from './ledgers.js';
+import type { PostgresStoreOptions } from './postgres/postgres-options.js';
 
 /** Points where a test (or an embedder) can observe or fail the store's writes. */
 export interface StoreHooks {
@@ -32,6 +33,8 @@ export interface StoreOptions {
   hooks?: StoreHooks;
   /** P-8 numbers for the store's throttle ledger. @default DEFAULT_THROTTLE_POLICY */
   throttle?: Partial<ThrottlePolicy>;
+  /** Pool and time-outs of a postgres:// store (S-6); ignored by the file store. */
+  postgres?: Omit<PostgresStoreOptions, 'throttle' | 'onBackgroundError'>;
 }
 
 export interface StoreConfig {
@@ -43,7 +46,7 @@ export interface StoreConfig {
   readonly throttle: ThrottlePolicy;
 }
 
-const KNOWN: { [K in keyof StoreOptions]-?: true } = { now: true, compactBytes: true, lockTimeoutMs: true, staleLockMs: true, hooks: true, throttle: true };
+const KNOWN: { [K in keyof StoreOptions]-?: true } = { now: true, compactBytes: true, lockTimeoutMs: true, staleLockMs: true, hooks: true, throttle: true, postgres: true };
 const KNOWN_HOOKS: { [K in keyof StoreHooks]-?: true } = { beforeAppend: true, beforeSync: true, beforeCompact: true, onCompactError: true, onWarning: true };
 
 export function resolveStoreOptions(path: unknown, options: StoreOptions): StoreConfig {

@@ -15,6 +15,7 @@ import { acquireLock, sweepLockLeftovers, type LockOptions } from './store-lock.
 import { resolveStoreOptions, type StoreConfig, type StoreHooks, type StoreOptions } from './store-options.js';
 import { checkRecord, type UserRecord } from './store-record.js';
 import { Replica } from './store-replica.js';
+import { isPostgresUrl } from './postgres/postgres-options.js';
 
 export type { ResetTokenRecord, UserRecord } from './store-record.js';
 export type { StoreHooks, StoreOptions } from './store-options.js';
@@ -72,8 +73,21 @@ export interface Store {
   close(): Promise<void>;
 }
 
-/** Opens the store at `path`, creating an empty one if neither it nor its journal exists. */
+/**
+ * Opens the store at `path`, creating an empty one if neither it nor its journal exists; a
+ * postgres:// (or postgresql://) URL opens the PostgreSQL store instead (S-1), which needs the
+ * optional package `pg`.
+ */
 export async function openStore(path: string, options: StoreOptions = {}): Promise<Store> {
+  if (typeof path === 'string' && isPostgresUrl(path)) {
+    const { openPostgresStore } = await import('./postgres/postgres-store.js');
+    const { onWarning } = options.hooks ?? {};
+    return openPostgresStore(path, {
+      ...options.postgres,
+      ...(options.throttle === undefined ? {} : { throttle: options.throttle }),
+      ...(onWarning === undefined ? {} : { onBackgroundError: (error: unknown) => onWarning(`store clean-up failed: ${(error as Error).message}`) }),
+    });
+  }
   const config = resolveStoreOptions(path, options);
   // U-1: one real path (symbolic links resolved once), and files no other user can plant or read.
   const absolute = await openStorePath(path, { warn: config.hooks.onWarning });
