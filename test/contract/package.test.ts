@@ -2,8 +2,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { readdir, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { readFile, readdir, writeFile } from 'node:fs/promises';
+import { join, posix } from 'node:path';
 import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { request } from '../helpers/https.js';
@@ -28,6 +28,15 @@ test('npm pack gives the compiled library, types and the command, and nothing el
     assert.ok(files.includes(must), must);
   }
   assert.ok(!files.some((f) => f.startsWith('test/') || f.startsWith('lib/') || f.endsWith('.ts') && !f.endsWith('.d.ts')));
+  // H-6: every relative link in a shipped document leads to a shipped file.
+  for (const doc of files.filter((f) => f.endsWith('.md'))) {
+    const text = await readFile(join(ROOT, doc), 'utf8');
+    for (const [, target = ''] of text.matchAll(/\]\(([^)#\s]+)(?:#[^)]*)?\)/g)) {
+      if (/^[a-z]+:/i.test(target)) continue;
+      const resolved = posix.normalize(posix.join(posix.dirname(doc), target));
+      assert.ok(files.includes(resolved), `${doc} links to ${target}, which is not in the package`);
+    }
+  }
 
   const app = join(dir, 'app');
   await execFileP('mkdir', ['-p', app]);
