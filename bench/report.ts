@@ -50,13 +50,24 @@ export function tableRows(results: Results): TableRow[] {
   const rows: TableRow[] = [];
   for (const scenario of results.http) {
     for (const c of scenario.comparisons) {
-      rows.push({
-        benchmark: scenario.name,
-        figure: `CPU/request ${c.ours} ÷ ${c.peer}`,
-        value: `${f(c.ratio, 3)} (${f(c.min)}–${f(c.max)})`,
-        target: c.target === undefined ? '' : `≤ ${c.target.toFixed(2)}`,
-        met: c.met,
-      });
+      const pct = (n: number): string => `${f(n * 100, 1)}%`;
+      rows.push(
+        c.kind === 'share'
+          ? {
+              benchmark: scenario.name,
+              figure: `share of ${c.ours}'s CPU/request: (${c.ours} − ${c.peer}) ÷ ${c.ours}`,
+              value: `${pct(c.ratio)} (${pct(c.min)}–${pct(c.max)})`,
+              target: c.target === undefined ? '' : `≤ ${pct(c.target)}`,
+              met: c.met,
+            }
+          : {
+              benchmark: scenario.name,
+              figure: `CPU/request ${c.ours} ÷ ${c.peer}`,
+              value: `${f(c.ratio, 3)} (${f(c.min)}–${f(c.max)})`,
+              target: c.target === undefined ? '' : `≤ ${c.target.toFixed(2)}`,
+              met: c.met,
+            },
+      );
     }
   }
   for (const m of results.memory) {

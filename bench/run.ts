@@ -2,7 +2,7 @@
 // table (stdout) and the full results as JSON (bench/results/latest.json).
 //
 //   npm run bench [-- --quick] [--only http,tls,negotiation,xml,password,store] [--rounds N]
-//                 [--seconds S] [--servers httpskit,fastify,…] [--cpu-prof] [--unpinned]
+//                 [--seconds S] [--servers httpskit,fastify,…] [--scenarios h2,log,…] [--cpu-prof] [--unpinned]
 //
 // Servers under test and the load generator each run in their own process, from JavaScript
 // compiled here first (bench/results/build), so no loader sits in a measured process.
@@ -35,6 +35,8 @@ const { values } = parseArgs({
     rounds: { type: 'string' },
     seconds: { type: 'string' },
     servers: { type: 'string' },
+    // Only the HTTP scenarios whose name contains one of these (comma-separated, case-insensitive).
+    scenarios: { type: 'string' },
     unpinned: { type: 'boolean', default: false },
     'cpu-prof': { type: 'boolean', default: false },
   },
@@ -54,6 +56,9 @@ const SERVER_SCRIPTS: ReadonlyArray<readonly [name: string, script: string, log:
   // The operator's switches (C-6, H-5): the default sink with --log-level off, and metrics on.
   ['httpskit+log-off', 'httpskit.js', true, { logLevel: 'off' }],
   ['httpskit+metrics', 'httpskit.js', false, { metrics: true }],
+  // H-1: the node:https-only listener (http2: false), and Fastify's own HTTP/2 server.
+  ['httpskit+h1only', 'httpskit.js', false, { http2: false }],
+  ['fastify+h2', 'fastify.js', false, { http2: true }],
 ];
 /** New server processes are left alone this long after the last is ready (see the round loop). */
 const START_UP_SETTLE_MS = 11_000;
@@ -144,7 +149,11 @@ try {
     // server's caches are its own (the ratios then vary far less from round to round).
     const pin = values.unpinned !== true;
     pinned = pin && pinToCpu(load.pid, 1);
-    const chosen = scenarios().filter((scenario) => wants(scenario.mode === 'keepalive' ? 'http' : 'tls'));
+    const named = values.scenarios?.split(',').map((s) => s.trim().toLowerCase()) ?? [];
+    const chosen = scenarios()
+      .filter((scenario) => wants(scenario.mode === 'newconn' ? 'tls' : 'http'))
+      .filter((scenario) => named.length === 0 || named.some((part) => scenario.name.toLowerCase().includes(part)));
+    if (chosen.length === 0) throw new Error(`no scenario matches --scenarios ${values.scenarios ?? ''}; known: ${scenarios().map((s) => s.name).join('; ')}`);
     // Only the servers some chosen scenario uses (`--only tls` needs four of the seven).
     const needed = new Set(chosen.flatMap((scenario) => scenario.servers).filter((name) => chosenServers.has(name)));
     const figures = new Map<Scenario, RoundFigure[]>(chosen.map((scenario) => [scenario, []]));
@@ -180,7 +189,7 @@ try {
       for (const scenario of chosen) http.push(summarizeScenario(scenario, needed, figures.get(scenario) ?? [], bodies.get(scenario) ?? new Map()));
       // Memory: each server's highest RSS during the keep-alive runs, and its lifetime peak.
       for (const name of needed) {
-        const during = http.filter((s) => s.mode === 'keepalive').map((s) => s.servers[name]?.peakRssMiB ?? 0);
+        const during = http.filter((s) => s.mode !== 'newconn').map((s) => s.servers[name]?.peakRssMiB ?? 0);
         if (during.length > 0) memory.push({ server: name, peakRssMiB: Math.max(...during), lifetimePeakRssMiB: (lifetimePeakKiB.get(name) ?? 0) / 1024 });
       }
     } finally {
