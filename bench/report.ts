@@ -141,10 +141,10 @@ export function markdownTable(rows: readonly TableRow[]): string {
 
 /** Per-server figures of each HTTP scenario (medians over rounds). */
 export function markdownServers(http: readonly ScenarioResult[]): string {
-  const lines = ['| Scenario | Server | CPU µs/request | of which kernel | req/s | p50 ms | p99 ms | failed | same bytes |', '|---|---|---|---|---|---|---|---|---|'];
+  const lines = ['| Scenario | Server | CPU µs/request | of which kernel | req/s | p50 ms | p99 ms | peak RSS MiB | failed | same bytes |', '|---|---|---|---|---|---|---|---|---|---|'];
   for (const s of http) {
     for (const [name, v] of Object.entries(s.servers)) {
-      lines.push(`| ${s.name} | ${name} | ${f(v.cpuPerRequestMicros, 1)} | ${f(v.systemPerRequestMicros, 1)} | ${f(v.rps, 0)} | ${f(v.p50Ms)} | ${f(v.p99Ms)} | ${v.failed} | ${v.bodyMatches ? 'yes' : '**no**'} |`);
+      lines.push(`| ${s.name} | ${name} | ${f(v.cpuPerRequestMicros, 1)} | ${f(v.systemPerRequestMicros, 1)} | ${f(v.rps, 0)} | ${f(v.p50Ms)} | ${f(v.p99Ms)} | ${f(v.peakRssMiB, 1)} | ${v.failed} | ${v.bodyMatches ? 'yes' : '**no**'} |`);
     }
   }
   return lines.join('\n');
