@@ -3,7 +3,7 @@ import { ServiceError } from './errors.js';
 import { parseTrustProxy, type TrustProxy } from './http/trust-proxy.js';
 import type { ResourceLoader } from './resources/resource.js';
 import { isPostgresUrl } from './users/postgres/postgres-options.js';
-import { LOG_LEVELS, type LogLevel } from './log.js';
+import { LOG_LEVELS, stdoutLines, type LogLevel } from './log.js';
 
 /** The password-change events an embedder can subscribe to (CONTRACT A-4). */
 export interface ResetTokenEvent { readonly name: string; readonly token: string; readonly expiresAt: Date }
@@ -224,7 +224,7 @@ export function resolveConfig(options: ServiceOptions = {}): Config {
     maxTargetLength: integer(o.maxTargetLength ?? 8_192, 'maxTargetLength', 64, 1_048_576),
     maxBodyBytes: integer(o.maxBodyBytes ?? 4_096, 'maxBodyBytes', 64, 1_048_576),
     resources: Object.freeze({ ...resources }),
-    log: o.log === undefined ? (line: string) => void process.stdout.write(line + '\n') : logOption(o.log),
+    log: o.log === undefined ? stdoutLines() : logOption(o.log),
     logLevel: logLevel(o.logLevel ?? 'info'),
     metricsPort: o.metricsPort === undefined ? undefined : integer(o.metricsPort, 'metricsPort', 0, 65_535),
     onResetToken: hook(o.onResetToken, 'onResetToken'),

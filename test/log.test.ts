@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createLogger, type LogLevel } from '../lib/log.js';
+import { createLineWriter, createLogger, type LogLevel } from '../lib/log.js';
 
 const entry = (status: number) => ({ id: 'i', method: 'GET', path: '/p', status, durationMs: 1, address: '::1' });
 
@@ -43,4 +43,19 @@ test('C-6 a request line is one JSON object with the fields in order, whatever t
     assert.deepEqual(Object.keys(parsed), ['time', 'level', 'msg', 'id', 'method', 'path', 'status', 'durationMs', 'address']);
     assert.deepEqual(parsed, { time: '2026-11-23T10:00:00.123Z', level: 'warn', msg: 'request', id: 'ab-1', method: 'GET', path: hostile[i], status: 404, durationMs: 1.25, address: '::1' });
   });
+});
+
+test('C-6 log lines of one event-loop turn reach the sink in one write, in order; flush() writes what is pending', async () => {
+  const writes: string[] = [];
+  const out = createLineWriter((text) => writes.push(text));
+  out.write('{"n":1}');
+  out.write('{"n":2}');
+  assert.deepEqual(writes, [], 'nothing written within the turn');
+  await new Promise((resolve) => setImmediate(resolve));
+  assert.deepEqual(writes, ['{"n":1}\n{"n":2}\n']);
+  out.write('{"n":3}');
+  out.flush();
+  assert.deepEqual(writes, ['{"n":1}\n{"n":2}\n', '{"n":3}\n']);
+  await new Promise((resolve) => setImmediate(resolve));
+  assert.equal(writes.length, 2, 'a flushed line is not written twice');
 });

@@ -1,4 +1,5 @@
 import { readFile } from 'node:fs/promises';
+import { createLineWriter } from '../log.js';
 import { UsageError } from './args.js';
 import type { CommandContext } from './command.js';
 import { describe } from './describe.js';
@@ -38,26 +39,6 @@ export async function serve(ctx: CommandContext): Promise<void> {
   io.stdout.write(JSON.stringify({ time: new Date().toISOString(), level: 'info', msg: 'stopping', signal }) + '\n');
   await service.close(10_000);
   out.flush();
-}
-
-/**
- * Log lines written once per event-loop turn, joined: one write call for all the requests a turn
- * finished, instead of one each (the access log's cost is measured in bench/README.md).
- */
-function createLineWriter(sink: (text: string) => void): { write: (line: string) => void; flush: () => void } {
-  let pending: string[] = [];
-  const flush = (): void => {
-    if (pending.length === 0) return;
-    const text = pending.join('\n') + '\n';
-    pending = [];
-    sink(text);
-  };
-  return {
-    write(line) {
-      if (pending.push(line) === 1) setImmediate(flush);
-    },
-    flush,
-  };
 }
 
 function processSignal(): Promise<string> {
