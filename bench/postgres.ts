@@ -1,0 +1,282 @@
+// The PostgreSQL store in the service, against the file store (`--only postgres`):
+// 1. password-change throughput over HTTPS (PUT /user/NAME/password at the default scrypt cost),
+//    a file-store server and a PostgreSQL-store server side by side, in alternating order;
+// 2. what the shared ledgers add to an authenticated request: throttle reserve + settle and a
+//    Digest nonce claim timed through the store's ledger API, and an authenticated GET
+//    /user/NAME.json at scrypt ln=1 timed against both servers (the difference is the store's);
+// 3. GET /api/something through a small proxy to three PostgreSQL-store instances against the same
+//    proxy to one: the instances' CPU per request (the database is not on that path).
+// Ratios are taken within each round; the median and the min–max are quoted, as in http.ts.
+import { randomBytes } from 'node:crypto';
+import { Agent, request } from 'node:https';
+import pg from 'pg';
+import { openStore } from '../lib/users/store.js';
+import { startCluster } from '../test/helpers/postgres-cluster.js';
+import { pinToCpu, startServer, type Child, type ServerChild } from './children.js';
+import type { LoadResult } from './load.js';
+import { put } from './password.js';
+import { median, percentile, range, sleep } from './stats.js';
+
+export interface PostgresBenchOptions {
+  readonly certFile: string;
+  readonly keyFile: string;
+  /** Where the file stores go. */
+  readonly work: string;
+  readonly rounds: number;
+  /** Concurrent users changing their password, and changes each makes per round. */
+  readonly changers: number;
+  readonly changesEach: number;
+  /** Ledger operations and authenticated GETs per round. */
+  readonly ledgerOps: number;
+  readonly authGets: number;
+  readonly seconds: number;
+  readonly connections: number;
+  readonly pin: boolean;
+  readonly settleMs: number;
+  readonly progress: (line: string) => void;
+}
+
+/** A figure per round, the ratio's median and spread. */
+export interface Ratio {
+  readonly rounds: readonly number[];
+  readonly median: number;
+  readonly min: number;
+  readonly max: number;
+}
+
+export interface PostgresResult {
+  readonly source: string;
+  readonly password: { readonly fileChangesPerSecond: readonly number[]; readonly postgresChangesPerSecond: readonly number[]; readonly ratio: Ratio };
+  readonly ledger: {
+    /** Per round: reserve + settle and nonce claim, median and p99, ms. */
+    readonly reserveSettleMedianMs: Ratio;
+    readonly reserveSettleP99Ms: Ratio;
+    readonly nonceClaimMedianMs: Ratio;
+    readonly nonceClaimP99Ms: Ratio;
+    /** Authenticated GET at scrypt ln=1, PostgreSQL minus file store, ms. */
+    readonly authAddedMedianMs: Ratio;
+    readonly authAddedP99Ms: Ratio;
+    readonly authFileMedianMs: Ratio;
+  };
+  readonly proxy: { readonly oneCpuMicrosPerRequest: readonly number[]; readonly threeCpuMicrosPerRequest: readonly number[]; readonly ratio: Ratio; readonly failed: number };
+}
+
+const summarize = (values: readonly number[]): Ratio => {
+  const [min, max] = range(values);
+  return { rounds: values, median: median(values), min, max };
+};
+const newPassword = (): string => `bench ${randomBytes(12).toString('base64url')} pass`;
+
+/** A database of its own on the cluster, so every run starts empty. */
+async function createDatabase(clusterUrl: string, name: string): Promise<string> {
+  const client = new pg.Client(clusterUrl);
+  await client.connect();
+  try {
+    await client.query(`CREATE DATABASE ${name}`);
+  } finally {
+    await client.end();
+  }
+  return clusterUrl.replace(/\/postgres$/, `/${name}`);
+}
+
+/** GET with Basic credentials on a keep-alive agent; resolves with the status and the wall time. */
+function authenticatedGet(url: string, name: string, password: string, agent: Agent): Promise<{ status: number; ms: number }> {
+  const start = performance.now();
+  return new Promise((resolve, reject) => {
+    request(`${url}/user/${encodeURIComponent(name)}.json`, { agent, headers: { authorization: `Basic ${Buffer.from(`${name}:${password}`).toString('base64')}` } }, (res) => {
+      res.resume();
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, ms: performance.now() - start }));
+    })
+      .on('error', reject)
+      .end();
+  });
+}
+
+/** `changers` users change their password `changesEach` times, all users at once: changes per second. */
+async function changeThroughput(server: ServerChild, users: Array<{ name: string; password: string }>, changesEach: number): Promise<number> {
+  const agent = new Agent({ keepAlive: true, maxSockets: users.length, rejectUnauthorized: false });
+  try {
+    const start = performance.now();
+    await Promise.all(
+      users.map(async (user) => {
+        for (let i = 0; i < changesEach; i++) {
+          const next = newPassword();
+          const status = await put(server.url, user.name, user.password, next, agent);
+          if (status !== 204) throw new Error(`${server.name}: password change answered ${status}`);
+          user.password = next;
+        }
+      }),
+    );
+    return (users.length * changesEach) / ((performance.now() - start) / 1000);
+  } finally {
+    agent.destroy();
+  }
+}
+
+async function addUsers(server: ServerChild, count: number): Promise<Array<{ name: string; password: string }>> {
+  const users = Array.from({ length: count }, (_, i) => ({ name: `bench-user-${i}`, password: newPassword() }));
+  for (const user of users) await server.call('addUser', user.name, user.password);
+  return users;
+}
+
+async function stopAll(children: readonly Child[]): Promise<void> {
+  for (const child of children) await child.stop();
+}
+
+async function passwordSection(options: PostgresBenchOptions, databaseUrl: string): Promise<PostgresResult['password']> {
+  const servers: ServerChild[] = [];
+  try {
+    const common = { certFile: options.certFile, keyFile: options.keyFile, log: false };
+    servers.push(await startServer('file store', 'httpskit.js', { ...common, store: `${options.work}/password-file.json` }));
+    servers.push(await startServer('postgres store', 'httpskit.js', { ...common, store: databaseUrl }));
+    await sleep(options.settleMs);
+    const users = new Map<ServerChild, Array<{ name: string; password: string }>>();
+    for (const server of servers) users.set(server, await addUsers(server, options.changers));
+    const perRound = new Map<ServerChild, number[]>(servers.map((s) => [s, []]));
+    for (let round = 0; round < options.rounds; round++) {
+      // Alternate which store goes first: a drift of the machine's speed falls on both alike.
+      for (const server of round % 2 === 0 ? servers : [...servers].reverse()) {
+        perRound.get(server)?.push(await changeThroughput(server, users.get(server) ?? [], options.changesEach));
+      }
+      const [file, database] = servers.map((s) => perRound.get(s)?.at(-1) ?? Number.NaN);
+      options.progress(`  password round ${round + 1}/${options.rounds}: file ${file?.toFixed(2)}/s, postgres ${database?.toFixed(2)}/s`);
+    }
+    const file = perRound.get(servers[0]!) ?? [];
+    const database = perRound.get(servers[1]!) ?? [];
+    return { fileChangesPerSecond: file, postgresChangesPerSecond: database, ratio: summarize(database.map((d, i) => d / (file[i] ?? Number.NaN))) };
+  } finally {
+    await stopAll(servers);
+  }
+}
+
+async function ledgerSection(options: PostgresBenchOptions, databaseUrl: string): Promise<PostgresResult['ledger']> {
+  const reserveSettle: { median: number[]; p99: number[] } = { median: [], p99: [] };
+  const nonce: { median: number[]; p99: number[] } = { median: [], p99: [] };
+  const added: { median: number[]; p99: number[]; file: number[] } = { median: [], p99: [], file: [] };
+  // The ledger API directly, in this process, on a pool of its own (one client: round-trip latency).
+  const store = await openStore(databaseUrl, { postgres: { poolSize: 2, cleanupIntervalMs: 0 } });
+  const servers: ServerChild[] = [];
+  const agents: Agent[] = [];
+  try {
+    const common = { certFile: options.certFile, keyFile: options.keyFile, log: false, scrypt: { ln: 1, r: 8, p: 1 } };
+    servers.push(await startServer('file store', 'httpskit.js', { ...common, store: `${options.work}/ledger-file.json` }));
+    servers.push(await startServer('postgres store', 'httpskit.js', { ...common, store: databaseUrl }));
+    await sleep(options.settleMs);
+    const user = { name: 'bench-ledger-user', password: newPassword() };
+    for (const server of servers) await server.call('addUser', user.name, user.password);
+    for (const server of servers) agents.push(new Agent({ keepAlive: true, maxSockets: 1, rejectUnauthorized: false }));
+    for (let round = 0; round < options.rounds; round++) {
+      const ledger: number[] = [];
+      const claims: number[] = [];
+      for (let i = 0; i < options.ledgerOps; i++) {
+        const account = `ledger-${i % 100}`;
+        const address = `198.51.100.${i % 250}`;
+        const t = performance.now();
+        const r = await store.throttle.reserve(account, address);
+        if (r.ok) await store.throttle.settle(r.id, account, address, 'success');
+        ledger.push(performance.now() - t);
+        const n = performance.now();
+        await store.nonces.claim(`nonce-${round}-${Math.floor(i / 4)}`, (i % 4) + 1, Date.now() + 300_000);
+        claims.push(performance.now() - n);
+      }
+      reserveSettle.median.push(percentile(ledger, 50));
+      reserveSettle.p99.push(percentile(ledger, 99));
+      nonce.median.push(percentile(claims, 50));
+      nonce.p99.push(percentile(claims, 99));
+      // Authenticated GETs, one at a time, interleaved between the two servers request by request.
+      const times: number[][] = servers.map(() => []);
+      for (let i = 0; i < options.authGets; i++) {
+        for (const k of i % 2 === 0 ? [0, 1] : [1, 0]) {
+          const { status, ms } = await authenticatedGet(servers[k]!.url, user.name, user.password, agents[k]!);
+          if (status !== 200) throw new Error(`${servers[k]!.name}: authenticated GET answered ${status}`);
+          times[k]!.push(ms);
+        }
+      }
+      const [file = [], database = []] = times;
+      added.median.push(percentile(database, 50) - percentile(file, 50));
+      added.p99.push(percentile(database, 99) - percentile(file, 99));
+      added.file.push(percentile(file, 50));
+      options.progress(
+        `  ledger round ${round + 1}/${options.rounds}: reserve+settle ${percentile(ledger, 50).toFixed(2)} / ${percentile(ledger, 99).toFixed(2)} ms, ` +
+          `nonce claim ${percentile(claims, 50).toFixed(2)} / ${percentile(claims, 99).toFixed(2)} ms; authenticated GET median file ${percentile(file, 50).toFixed(2)} ms, postgres ${percentile(database, 50).toFixed(2)} ms`,
+      );
+    }
+  } finally {
+    for (const agent of agents) agent.destroy();
+    await stopAll(servers);
+    await store.close();
+  }
+  return {
+    reserveSettleMedianMs: summarize(reserveSettle.median),
+    reserveSettleP99Ms: summarize(reserveSettle.p99),
+    nonceClaimMedianMs: summarize(nonce.median),
+    nonceClaimP99Ms: summarize(nonce.p99),
+    authAddedMedianMs: summarize(added.median),
+    authAddedP99Ms: summarize(added.p99),
+    authFileMedianMs: summarize(added.file),
+  };
+}
+
+async function proxySection(options: PostgresBenchOptions, databaseUrl: string, load: Child): Promise<PostgresResult['proxy']> {
+  const one: number[] = [];
+  const three: number[] = [];
+  let failed = 0;
+  for (let round = 0; round < options.rounds; round++) {
+    // Fresh processes every round (see bench/README.md: a process keeps its CPU-per-request offset for life).
+    const children: Child[] = [];
+    try {
+      const common = { certFile: options.certFile, keyFile: options.keyFile, log: false, store: databaseUrl };
+      const instances: ServerChild[] = [];
+      for (let i = 0; i < 4; i++) instances.push(await startServer(`instance ${i}`, 'httpskit.js', common));
+      children.push(...instances);
+      const setups = [
+        { label: 'one', instances: instances.slice(0, 1), figures: one },
+        { label: 'three', instances: instances.slice(1), figures: three },
+      ];
+      const proxies = new Map<string, ServerChild>();
+      for (const setup of setups) {
+        const proxy = await startServer(`proxy to ${setup.label}`, 'proxy.js', { targets: setup.instances.map((s) => s.url) });
+        children.push(proxy);
+        proxies.set(setup.label, proxy);
+      }
+      // Instances on CPU 0; the proxies beside the load generator on CPU 1 (they are its side).
+      if (options.pin) {
+        for (const instance of instances) pinToCpu(instance.pid, 0);
+        for (const proxy of proxies.values()) pinToCpu(proxy.pid, 1);
+      }
+      await sleep(options.settleMs);
+      for (const setup of round % 2 === 0 ? setups : [...setups].reverse()) {
+        const url = `${proxies.get(setup.label)?.url ?? ''}/api/something.json?param1=hello`;
+        const run = (seconds: number): Promise<LoadResult> => load.request<LoadResult>({ kind: 'keepalive', url, headers: {}, connections: options.connections, seconds });
+        await run(0.5);
+        const cpu = async (): Promise<number> => (await Promise.all(setup.instances.map((s) => s.usage()))).reduce((sum, u) => sum + u.cpuMicros, 0);
+        const before = await cpu();
+        const result = await run(options.seconds);
+        const after = await cpu();
+        failed += result.failed;
+        setup.figures.push((after - before) / result.ok);
+        options.progress(`  proxy round ${round + 1}/${options.rounds}, ${setup.label}: ${result.ok} responses, ${((after - before) / result.ok).toFixed(1)} µs CPU/request in the instances`);
+      }
+    } finally {
+      await stopAll(children);
+    }
+  }
+  return { oneCpuMicrosPerRequest: one, threeCpuMicrosPerRequest: three, ratio: summarize(three.map((t, i) => t / (one[i] ?? Number.NaN))), failed };
+}
+
+/** Starts a PostgreSQL (the test suite's, fsync on) and runs the three comparisons on it. */
+export async function runPostgresBench(options: PostgresBenchOptions, load: Child): Promise<PostgresResult> {
+  const cluster = await startCluster({ durable: true });
+  try {
+    options.progress(`postgres: ${cluster.source} on port ${cluster.port}`);
+    options.progress('postgres: password-change throughput, file store vs PostgreSQL store …');
+    const password = await passwordSection(options, await createDatabase(cluster.url, 'bench_password'));
+    options.progress('postgres: ledger round trips, authenticated GET at scrypt ln=1 …');
+    const ledger = await ledgerSection(options, await createDatabase(cluster.url, 'bench_ledger'));
+    options.progress('postgres: GET /api/something through a proxy, one instance vs three …');
+    const proxy = await proxySection(options, await createDatabase(cluster.url, 'bench_proxy'), load);
+    return { source: cluster.source, password, ledger, proxy };
+  } finally {
+    await cluster.destroy();
+  }
+}
