@@ -46,7 +46,14 @@ export interface Ratio {
 
 export interface PostgresResult {
   readonly source: string;
-  readonly password: { readonly fileChangesPerSecond: readonly number[]; readonly postgresChangesPerSecond: readonly number[]; readonly ratio: Ratio };
+  readonly password: {
+    readonly fileChangesPerSecond: readonly number[];
+    readonly postgresChangesPerSecond: readonly number[];
+    readonly ratio: Ratio;
+    /** The server process's CPU per change (both hashes, the store write), PostgreSQL ÷ file. */
+    readonly cpuRatio: Ratio;
+    readonly hashConcurrency: readonly number[];
+  };
   readonly ledger: {
     /** Per round: reserve + settle and nonce claim, median and p99, ms. */
     readonly reserveSettleMedianMs: Ratio;
@@ -58,7 +65,17 @@ export interface PostgresResult {
     readonly authAddedP99Ms: Ratio;
     readonly authFileMedianMs: Ratio;
   };
-  readonly proxy: { readonly oneCpuMicrosPerRequest: readonly number[]; readonly threeCpuMicrosPerRequest: readonly number[]; readonly ratio: Ratio; readonly failed: number };
+  readonly proxy: {
+    readonly oneCpuMicrosPerRequest: readonly number[];
+    readonly threeCpuMicrosPerRequest: readonly number[];
+    readonly ratio: Ratio;
+    /** The same with each instance's idle CPU (timers, pool, GC; measured just before) taken out. */
+    readonly ratioWithoutIdle: Ratio;
+    /** Requests per second that reached the instances, per setup. */
+    readonly oneRequestsPerSecond: readonly number[];
+    readonly threeRequestsPerSecond: readonly number[];
+    readonly failed: number;
+  };
 }
 
 const summarize = (values: readonly number[]): Ratio => {
@@ -93,9 +110,10 @@ function authenticatedGet(url: string, name: string, password: string, agent: Ag
 }
 
 /** `changers` users change their password `changesEach` times, all users at once: changes per second. */
-async function changeThroughput(server: ServerChild, users: Array<{ name: string; password: string }>, changesEach: number): Promise<number> {
+async function changeThroughput(server: ServerChild, users: Array<{ name: string; password: string }>, changesEach: number): Promise<{ perSecond: number; cpuMicrosPerChange: number }> {
   const agent = new Agent({ keepAlive: true, maxSockets: users.length, rejectUnauthorized: false });
   try {
+    const cpuBefore = (await server.usage()).cpuMicros;
     const start = performance.now();
     await Promise.all(
       users.map(async (user) => {
@@ -107,7 +125,9 @@ async function changeThroughput(server: ServerChild, users: Array<{ name: string
         }
       }),
     );
-    return (users.length * changesEach) / ((performance.now() - start) / 1000);
+    const seconds = (performance.now() - start) / 1000;
+    const changes = users.length * changesEach;
+    return { perSecond: changes / seconds, cpuMicrosPerChange: ((await server.usage()).cpuMicros - cpuBefore) / changes };
   } finally {
     agent.destroy();
   }
@@ -132,18 +152,30 @@ async function passwordSection(options: PostgresBenchOptions, databaseUrl: strin
     await sleep(options.settleMs);
     const users = new Map<ServerChild, Array<{ name: string; password: string }>>();
     for (const server of servers) users.set(server, await addUsers(server, options.changers));
-    const perRound = new Map<ServerChild, number[]>(servers.map((s) => [s, []]));
+    const hashConcurrency = await Promise.all(servers.map((s) => s.call<number>('hashConcurrency')));
+    const perRound = new Map<ServerChild, Array<{ perSecond: number; cpuMicrosPerChange: number }>>(servers.map((s) => [s, []]));
     for (let round = 0; round < options.rounds; round++) {
       // Alternate which store goes first: a drift of the machine's speed falls on both alike.
       for (const server of round % 2 === 0 ? servers : [...servers].reverse()) {
         perRound.get(server)?.push(await changeThroughput(server, users.get(server) ?? [], options.changesEach));
       }
-      const [file, database] = servers.map((s) => perRound.get(s)?.at(-1) ?? Number.NaN);
-      options.progress(`  password round ${round + 1}/${options.rounds}: file ${file?.toFixed(2)}/s, postgres ${database?.toFixed(2)}/s`);
+      const [file, database] = servers.map((s) => perRound.get(s)?.at(-1));
+      options.progress(
+        `  password round ${round + 1}/${options.rounds}: file ${file?.perSecond.toFixed(2)}/s (${((file?.cpuMicrosPerChange ?? 0) / 1000).toFixed(0)} ms CPU each), ` +
+          `postgres ${database?.perSecond.toFixed(2)}/s (${((database?.cpuMicrosPerChange ?? 0) / 1000).toFixed(0)} ms CPU each)`,
+      );
     }
     const file = perRound.get(servers[0]!) ?? [];
     const database = perRound.get(servers[1]!) ?? [];
-    return { fileChangesPerSecond: file, postgresChangesPerSecond: database, ratio: summarize(database.map((d, i) => d / (file[i] ?? Number.NaN))) };
+    const ratio = (pick: (r: { perSecond: number; cpuMicrosPerChange: number }) => number): Ratio =>
+      summarize(database.map((d, i) => pick(d) / pick(file[i] ?? { perSecond: Number.NaN, cpuMicrosPerChange: Number.NaN })));
+    return {
+      fileChangesPerSecond: file.map((r) => r.perSecond),
+      postgresChangesPerSecond: database.map((r) => r.perSecond),
+      ratio: ratio((r) => r.perSecond),
+      cpuRatio: ratio((r) => r.cpuMicrosPerChange),
+      hashConcurrency,
+    };
   } finally {
     await stopAll(servers);
   }
@@ -168,15 +200,19 @@ async function ledgerSection(options: PostgresBenchOptions, databaseUrl: string)
     for (let round = 0; round < options.rounds; round++) {
       const ledger: number[] = [];
       const claims: number[] = [];
-      for (let i = 0; i < options.ledgerOps; i++) {
+      // The first tenth warms up (connections, plans, JIT) and is not counted.
+      const warmUp = Math.ceil(options.ledgerOps / 10);
+      for (let i = -warmUp; i < options.ledgerOps; i++) {
         const account = `ledger-${i % 100}`;
         const address = `198.51.100.${i % 250}`;
         const t = performance.now();
         const r = await store.throttle.reserve(account, address);
         if (r.ok) await store.throttle.settle(r.id, account, address, 'success');
-        ledger.push(performance.now() - t);
+        const reserveSettleMs = performance.now() - t;
         const n = performance.now();
-        await store.nonces.claim(`nonce-${round}-${Math.floor(i / 4)}`, (i % 4) + 1, Date.now() + 300_000);
+        await store.nonces.claim(`nonce-${round}-${Math.floor(i / 4)}`, (((i % 4) + 4) % 4) + 1, Date.now() + 300_000);
+        if (i < 0) continue;
+        ledger.push(reserveSettleMs);
         claims.push(performance.now() - n);
       }
       reserveSettle.median.push(percentile(ledger, 50));
@@ -185,11 +221,11 @@ async function ledgerSection(options: PostgresBenchOptions, databaseUrl: string)
       nonce.p99.push(percentile(claims, 99));
       // Authenticated GETs, one at a time, interleaved between the two servers request by request.
       const times: number[][] = servers.map(() => []);
-      for (let i = 0; i < options.authGets; i++) {
-        for (const k of i % 2 === 0 ? [0, 1] : [1, 0]) {
+      for (let i = -Math.ceil(options.authGets / 10); i < options.authGets; i++) {
+        for (const k of Math.abs(i) % 2 === 0 ? [0, 1] : [1, 0]) {
           const { status, ms } = await authenticatedGet(servers[k]!.url, user.name, user.password, agents[k]!);
           if (status !== 200) throw new Error(`${servers[k]!.name}: authenticated GET answered ${status}`);
-          times[k]!.push(ms);
+          if (i >= 0) times[k]!.push(ms);
         }
       }
       const [file = [], database = []] = times;
@@ -220,6 +256,10 @@ async function ledgerSection(options: PostgresBenchOptions, databaseUrl: string)
 async function proxySection(options: PostgresBenchOptions, databaseUrl: string, load: Child): Promise<PostgresResult['proxy']> {
   const one: number[] = [];
   const three: number[] = [];
+  const oneBusy: number[] = [];
+  const threeBusy: number[] = [];
+  const oneRate: number[] = [];
+  const threeRate: number[] = [];
   let failed = 0;
   for (let round = 0; round < options.rounds; round++) {
     // Fresh processes every round (see bench/README.md: a process keeps its CPU-per-request offset for life).
@@ -230,8 +270,8 @@ async function proxySection(options: PostgresBenchOptions, databaseUrl: string, 
       for (let i = 0; i < 4; i++) instances.push(await startServer(`instance ${i}`, 'httpskit.js', common));
       children.push(...instances);
       const setups = [
-        { label: 'one', instances: instances.slice(0, 1), figures: one },
-        { label: 'three', instances: instances.slice(1), figures: three },
+        { label: 'one', instances: instances.slice(0, 1), figures: one, busy: oneBusy, rate: oneRate },
+        { label: 'three', instances: instances.slice(1), figures: three, busy: threeBusy, rate: threeRate },
       ];
       const proxies = new Map<string, ServerChild>();
       for (const setup of setups) {
@@ -248,20 +288,36 @@ async function proxySection(options: PostgresBenchOptions, databaseUrl: string, 
       for (const setup of round % 2 === 0 ? setups : [...setups].reverse()) {
         const url = `${proxies.get(setup.label)?.url ?? ''}/api/something.json?param1=hello`;
         const run = (seconds: number): Promise<LoadResult> => load.request<LoadResult>({ kind: 'keepalive', url, headers: {}, connections: options.connections, seconds });
-        await run(0.5);
         const cpu = async (): Promise<number> => (await Promise.all(setup.instances.map((s) => s.usage()))).reduce((sum, u) => sum + u.cpuMicros, 0);
+        // What the instances spend with no requests, over as long as the run: a fixed cost that a
+        // third of the requests each would otherwise carry three times.
+        const idleStart = await cpu();
+        const idleAt = performance.now();
+        await sleep(options.seconds * 1000);
+        const idlePerSecond = ((await cpu()) - idleStart) / ((performance.now() - idleAt) / 1000);
+        await run(0.5);
         const before = await cpu();
         const result = await run(options.seconds);
         const after = await cpu();
         failed += result.failed;
         setup.figures.push((after - before) / result.ok);
+        setup.busy.push((after - before - idlePerSecond * result.seconds) / result.ok);
+        setup.rate.push(result.ok / result.seconds);
         options.progress(`  proxy round ${round + 1}/${options.rounds}, ${setup.label}: ${result.ok} responses, ${((after - before) / result.ok).toFixed(1)} µs CPU/request in the instances`);
       }
     } finally {
       await stopAll(children);
     }
   }
-  return { oneCpuMicrosPerRequest: one, threeCpuMicrosPerRequest: three, ratio: summarize(three.map((t, i) => t / (one[i] ?? Number.NaN))), failed };
+  return {
+    oneCpuMicrosPerRequest: one,
+    threeCpuMicrosPerRequest: three,
+    ratio: summarize(three.map((t, i) => t / (one[i] ?? Number.NaN))),
+    ratioWithoutIdle: summarize(threeBusy.map((t, i) => t / (oneBusy[i] ?? Number.NaN))),
+    oneRequestsPerSecond: oneRate,
+    threeRequestsPerSecond: threeRate,
+    failed,
+  };
 }
 
 /** Starts a PostgreSQL (the test suite's, fsync on) and runs the three comparisons on it. */

@@ -139,6 +139,7 @@ function postgresRows(p: PostgresResult): TableRow[] {
       target: '1 ± 0.05',
       met: within5(password.ratio),
     },
+    { benchmark: 'postgres: password change (HTTPS PUT, scrypt N=2^17)', figure: 'server CPU/change PostgreSQL ÷ file', value: spread(password.cpuRatio), target: '', met: undefined },
     { benchmark: 'postgres: ledgers, one client', figure: 'throttle reserve + settle, median ms', value: spread(ledger.reserveSettleMedianMs, 2), target: '< 2 ms', met: ledger.reserveSettleMedianMs.median < 2 },
     { benchmark: 'postgres: ledgers, one client', figure: 'throttle reserve + settle, p99 ms', value: spread(ledger.reserveSettleP99Ms, 2), target: '', met: undefined },
     { benchmark: 'postgres: ledgers, one client', figure: 'Digest nonce claim, median (p99) ms', value: `${f(ledger.nonceClaimMedianMs.median)} (${f(ledger.nonceClaimP99Ms.median)})`, target: '', met: undefined },
@@ -156,6 +157,13 @@ function postgresRows(p: PostgresResult): TableRow[] {
       value: spread(proxy.ratio),
       target: '1 ± 0.05',
       met: within5(proxy.ratio) && proxy.failed === 0,
+    },
+    {
+      benchmark: 'postgres: GET /api/something via proxy',
+      figure: `the same without each instance's idle CPU (req/s 1: ${f(median(proxy.oneRequestsPerSecond), 0)}, 3: ${f(median(proxy.threeRequestsPerSecond), 0)})`,
+      value: spread(proxy.ratioWithoutIdle),
+      target: '',
+      met: undefined,
     },
   ];
 }
