@@ -15,7 +15,7 @@ import { startCluster } from '../test/helpers/postgres-cluster.js';
 import { pinToCpu, startServer, type Child, type ServerChild } from './children.js';
 import type { LoadResult } from './load.js';
 import { put } from './password.js';
-import { median, percentile, range, sleep } from './stats.js';
+import { median, percentile, range, rotate, sleep } from './stats.js';
 
 export interface PostgresBenchOptions {
   readonly certFile: string;
@@ -66,14 +66,15 @@ export interface PostgresResult {
     readonly authFileMedianMs: Ratio;
   };
   readonly proxy: {
-    readonly oneCpuMicrosPerRequest: readonly number[];
-    readonly threeCpuMicrosPerRequest: readonly number[];
+    /** Per round: the instances' CPU (user + system) per request, µs, and the requests per second. */
+    readonly cpuMicrosPerRequest: Readonly<Record<ProxySetup, readonly number[]>>;
+    readonly requestsPerSecond: Readonly<Record<ProxySetup, readonly number[]>>;
+    /** The connections of the "fewer connections" control (a third of the load generator's). */
+    readonly fewerConnections: number;
+    /** three ÷ one (the target), three ÷ one with a third of the connections, one PostgreSQL ÷ one file store. */
     readonly ratio: Ratio;
-    /** The same with each instance's idle CPU (timers, pool, GC; measured just before) taken out. */
-    readonly ratioWithoutIdle: Ratio;
-    /** Requests per second that reached the instances, per setup. */
-    readonly oneRequestsPerSecond: readonly number[];
-    readonly threeRequestsPerSecond: readonly number[];
+    readonly ratioFewerConnections: Ratio;
+    readonly ratioPostgresOverFile: Ratio;
     readonly failed: number;
   };
 }
@@ -253,69 +254,72 @@ async function ledgerSection(options: PostgresBenchOptions, databaseUrl: string)
   };
 }
 
+export type ProxySetup = 'one' | 'three' | 'one, fewer connections' | 'one, file store';
+const PROXY_SETUPS: readonly ProxySetup[] = ['one', 'three', 'one, fewer connections', 'one, file store'];
+
 async function proxySection(options: PostgresBenchOptions, databaseUrl: string, load: Child): Promise<PostgresResult['proxy']> {
-  const one: number[] = [];
-  const three: number[] = [];
-  const oneBusy: number[] = [];
-  const threeBusy: number[] = [];
-  const oneRate: number[] = [];
-  const threeRate: number[] = [];
+  const cpuPerRequest = new Map<ProxySetup, number[]>(PROXY_SETUPS.map((s) => [s, []]));
+  const rate = new Map<ProxySetup, number[]>(PROXY_SETUPS.map((s) => [s, []]));
+  // Each of three instances sees about a third of the connections: the control runs one instance with as few.
+  const fewer = Math.ceil(options.connections / 3);
   let failed = 0;
   for (let round = 0; round < options.rounds; round++) {
     // Fresh processes every round (see bench/README.md: a process keeps its CPU-per-request offset for life).
     const children: Child[] = [];
     try {
-      const common = { certFile: options.certFile, keyFile: options.keyFile, log: false, store: databaseUrl };
+      const common = { certFile: options.certFile, keyFile: options.keyFile, log: false };
       const instances: ServerChild[] = [];
-      for (let i = 0; i < 4; i++) instances.push(await startServer(`instance ${i}`, 'httpskit.js', common));
-      children.push(...instances);
-      const setups = [
-        { label: 'one', instances: instances.slice(0, 1), figures: one, busy: oneBusy, rate: oneRate },
-        { label: 'three', instances: instances.slice(1), figures: three, busy: threeBusy, rate: threeRate },
-      ];
-      const proxies = new Map<string, ServerChild>();
-      for (const setup of setups) {
-        const proxy = await startServer(`proxy to ${setup.label}`, 'proxy.js', { targets: setup.instances.map((s) => s.url) });
+      for (let i = 0; i < 4; i++) instances.push(await startServer(`instance ${i}`, 'httpskit.js', { ...common, store: databaseUrl }));
+      const fileInstance = await startServer('file instance', 'httpskit.js', { ...common, store: `${options.work}/proxy-${round}.json` });
+      children.push(...instances, fileInstance);
+      const proxies: ServerChild[] = [];
+      const proxied = async (targets: readonly ServerChild[]): Promise<ServerChild> => {
+        const proxy = await startServer('proxy', 'proxy.js', { targets: targets.map((s) => s.url) });
         children.push(proxy);
-        proxies.set(setup.label, proxy);
-      }
+        proxies.push(proxy);
+        return proxy;
+      };
+      const toOne = await proxied(instances.slice(0, 1));
+      const setups: Record<ProxySetup, { proxy: ServerChild; instances: readonly ServerChild[]; connections: number }> = {
+        one: { proxy: toOne, instances: instances.slice(0, 1), connections: options.connections },
+        three: { proxy: await proxied(instances.slice(1)), instances: instances.slice(1), connections: options.connections },
+        'one, fewer connections': { proxy: toOne, instances: instances.slice(0, 1), connections: fewer },
+        'one, file store': { proxy: await proxied([fileInstance]), instances: [fileInstance], connections: options.connections },
+      };
       // Instances on CPU 0; the proxies beside the load generator on CPU 1 (they are its side).
       if (options.pin) {
-        for (const instance of instances) pinToCpu(instance.pid, 0);
-        for (const proxy of proxies.values()) pinToCpu(proxy.pid, 1);
+        for (const instance of [...instances, fileInstance]) pinToCpu(instance.pid, 0);
+        for (const proxy of proxies) pinToCpu(proxy.pid, 1);
       }
       await sleep(options.settleMs);
-      for (const setup of round % 2 === 0 ? setups : [...setups].reverse()) {
-        const url = `${proxies.get(setup.label)?.url ?? ''}/api/something.json?param1=hello`;
-        const run = (seconds: number): Promise<LoadResult> => load.request<LoadResult>({ kind: 'keepalive', url, headers: {}, connections: options.connections, seconds });
+      for (const label of rotate(PROXY_SETUPS, round)) {
+        const setup = setups[label];
+        const url = `${setup.proxy.url}/api/something.json?param1=hello`;
+        const run = (seconds: number): Promise<LoadResult> => load.request<LoadResult>({ kind: 'keepalive', url, headers: {}, connections: setup.connections, seconds });
         const cpu = async (): Promise<number> => (await Promise.all(setup.instances.map((s) => s.usage()))).reduce((sum, u) => sum + u.cpuMicros, 0);
-        // What the instances spend with no requests, over as long as the run: a fixed cost that a
-        // third of the requests each would otherwise carry three times.
-        const idleStart = await cpu();
-        const idleAt = performance.now();
-        await sleep(options.seconds * 1000);
-        const idlePerSecond = ((await cpu()) - idleStart) / ((performance.now() - idleAt) / 1000);
         await run(0.5);
         const before = await cpu();
         const result = await run(options.seconds);
-        const after = await cpu();
+        const used = (await cpu()) - before;
         failed += result.failed;
-        setup.figures.push((after - before) / result.ok);
-        setup.busy.push((after - before - idlePerSecond * result.seconds) / result.ok);
-        setup.rate.push(result.ok / result.seconds);
-        options.progress(`  proxy round ${round + 1}/${options.rounds}, ${setup.label}: ${result.ok} responses, ${((after - before) / result.ok).toFixed(1)} µs CPU/request in the instances`);
+        cpuPerRequest.get(label)?.push(used / result.ok);
+        rate.get(label)?.push(result.ok / result.seconds);
+        options.progress(`  proxy round ${round + 1}/${options.rounds}, ${label}: ${result.ok} responses, ${(used / result.ok).toFixed(1)} µs CPU/request in the instances`);
       }
     } finally {
       await stopAll(children);
     }
   }
+  const figures = (label: ProxySetup): readonly number[] => cpuPerRequest.get(label) ?? [];
+  const rates = (label: ProxySetup): readonly number[] => rate.get(label) ?? [];
+  const ratio = (ours: ProxySetup, peer: ProxySetup): Ratio => summarize(figures(ours).map((v, i) => v / (figures(peer)[i] ?? Number.NaN)));
   return {
-    oneCpuMicrosPerRequest: one,
-    threeCpuMicrosPerRequest: three,
-    ratio: summarize(three.map((t, i) => t / (one[i] ?? Number.NaN))),
-    ratioWithoutIdle: summarize(threeBusy.map((t, i) => t / (oneBusy[i] ?? Number.NaN))),
-    oneRequestsPerSecond: oneRate,
-    threeRequestsPerSecond: threeRate,
+    cpuMicrosPerRequest: { one: figures('one'), three: figures('three'), 'one, fewer connections': figures('one, fewer connections'), 'one, file store': figures('one, file store') },
+    requestsPerSecond: { one: rates('one'), three: rates('three'), 'one, fewer connections': rates('one, fewer connections'), 'one, file store': rates('one, file store') },
+    fewerConnections: fewer,
+    ratio: ratio('three', 'one'),
+    ratioFewerConnections: ratio('three', 'one, fewer connections'),
+    ratioPostgresOverFile: ratio('one', 'one, file store'),
     failed,
   };
 }

@@ -85,7 +85,7 @@ const settings = {
   probeRate: 200,
   idleSeconds: quick ? 3 : 5,
   passwordRounds: quick ? 1 : 5,
-  postgresRounds: quick ? 2 : 5,
+  postgresRounds: quick ? 2 : 6,
   postgresChangers: 4,
   postgresChangesEach: quick ? 1 : 2,
   postgresLedgerOps: quick ? 200 : 1_000,
