@@ -1,9 +1,10 @@
-// HTTP throughput sections: keep-alive (autocannon) and a new TLS connection per request.
+// HTTP throughput sections: keep-alive (autocannon), HTTP/2 (h2load) and a new TLS connection per request.
 // The figure that decides is the server's CPU time per request, each server in its own process,
 // servers taking turns within a round (the starting one rotates), ratios taken round by round.
 import { readFileSync } from 'node:fs';
 import { request as httpsRequest } from 'node:https';
 import { request as httpRequest } from 'node:http';
+import { connect as http2Connect } from 'node:http2';
 import type { Child, ServerChild } from './children.js';
 import type { LoadResult } from './load.js';
 import { JSON_BODY, XML_BODY } from './servers/bodies.js';
@@ -19,11 +20,21 @@ export interface Scenario {
   readonly path: string;
   readonly headers: Readonly<Record<string, string>>;
   readonly expectedBody: string;
-  /** Each a CPU-per-request ratio `ours / peer` with its target (at most), or undefined for information only. */
-  readonly comparisons: ReadonlyArray<readonly [ours: string, peer: string, target: number | undefined]>;
+  /**
+   * Each a CPU-per-request ratio `ours / peer` with its target (at most), or undefined for
+   * information only. With `share`, the figure is what `ours` adds to `peer` as a share of ours,
+   * `(ours − peer) ÷ ours` (e.g. the access log's part of a logged request's CPU).
+   */
+  readonly comparisons: ReadonlyArray<readonly [ours: string, peer: string, target: number | undefined, kind?: 'ratio' | 'share']>;
   readonly servers: readonly string[];
-  readonly mode: 'keepalive' | 'newconn';
+  /** keepalive: HTTP/1.1, 10 connections (autocannon); h2: one HTTP/2 connection, 100 streams (h2load); newconn: a TLS connection per request. */
+  readonly mode: Mode;
 }
+
+export type Mode = 'keepalive' | 'h2' | 'newconn';
+
+/** Streams in flight on the one connection of the h2 scenario: the service's per-connection limit (H-1, L-1). */
+export const H2_STREAMS = 100;
 
 export interface RoundFigure {
   readonly server: string;
@@ -57,7 +68,8 @@ export interface ServerSummary {
 export interface Comparison {
   readonly ours: string;
   readonly peer: string;
-  /** Median of the per-round ratios of CPU per request. */
+  readonly kind: 'ratio' | 'share';
+  /** Median of the per-round ratios of CPU per request (or of the shares, see Scenario). */
   readonly ratio: number;
   readonly min: number;
   readonly max: number;
@@ -84,7 +96,7 @@ export interface ScenarioResult {
   readonly proto: 'https' | 'http';
   readonly path: string;
   readonly headers: Readonly<Record<string, string>>;
-  readonly mode: 'keepalive' | 'newconn';
+  readonly mode: Mode;
   readonly servers: Readonly<Record<string, ServerSummary>>;
   readonly comparisons: readonly Comparison[];
   readonly rounds: readonly RoundFigure[];
@@ -142,12 +154,43 @@ export function scenarios(): Scenario[] {
     headers: {},
     expectedBody: JSON_BODY,
     mode: 'keepalive',
-    servers: ['httpskit', 'httpskit+log', 'httpskit+log-off', 'httpskit+metrics'],
+    servers: ['httpskit', 'httpskit+log-on', 'httpskit+log-off', 'httpskit+metrics'],
     comparisons: [
-      ['httpskit+log', 'httpskit', undefined],
+      // The access log at most 10% of a logged request's CPU, against the same service
+      // and sink with the log switched off (what an operator's --log-level off saves). Both are
+      // processes used in this scenario only: `httpskit+log` has served four scenarios before it
+      // in a full run, and a better-warmed process looks cheaper (0.5 s of warm-up is not enough
+      // to even that out: a process new to the round measured 1.2–3.6x a warm one of the same
+      // code in the first run of these scenarios).
+      ['httpskit+log-on', 'httpskit+log-off', 0.1, 'share'],
+      ['httpskit+log-on', 'httpskit', undefined],
       ['httpskit+log-off', 'httpskit', undefined],
       ['httpskit+metrics', 'httpskit', undefined],
     ],
+  });
+  // H-1: HTTP/2 on the HTTPS port. One connection with 100 streams in flight (h2load),
+  // against Fastify's own http2 server doing the same job with the same headers.
+  list.push({
+    name: 'h2 json, one connection, 100 streams',
+    proto: 'https',
+    path: '/api/something.json?param1=hello',
+    headers: {},
+    expectedBody: JSON_BODY,
+    mode: 'h2',
+    servers: ['httpskit+h2', 'fastify+h2'],
+    comparisons: [['httpskit+h2', 'fastify+h2', 0.9]],
+  });
+  // What serving HTTP/2 costs the HTTP/1.1 clients of the same port: node:http2's server with
+  // allowHTTP1 (the default) against the node:https-only listener (http2: false).
+  list.push({
+    name: 'https keep-alive json, HTTP/1.1 on the HTTP/2 port',
+    proto: 'https',
+    path: '/api/something.json?param1=hello',
+    headers: {},
+    expectedBody: JSON_BODY,
+    mode: 'keepalive',
+    servers: ['httpskit+h2port', 'httpskit+h1only'],
+    comparisons: [['httpskit+h2port', 'httpskit+h1only', 1.03]],
   });
   list.push({
     name: 'https new connection per request, json',
@@ -180,7 +223,11 @@ const urlOf = (scenario: Scenario, server: ServerChild): string => `${scenario.p
 /** One GET per server: does each send the expected bytes? */
 export async function checkBodies(scenario: Scenario, servers: ReadonlyMap<string, ServerChild>): Promise<Map<string, boolean>> {
   const matches = new Map<string, boolean>();
-  for (const server of contendersOf(scenario, servers)) matches.set(server.name, (await fetchBody(urlOf(scenario, server), scenario.headers)) === scenario.expectedBody);
+  for (const server of contendersOf(scenario, servers)) {
+    const url = urlOf(scenario, server);
+    const body = scenario.mode === 'h2' ? await fetchBodyH2(url, scenario.headers) : await fetchBody(url, scenario.headers);
+    matches.set(server.name, body === scenario.expectedBody);
+  }
   return matches;
 }
 
@@ -197,7 +244,9 @@ export async function runRound(scenario: Scenario, servers: ReadonlyMap<string, 
   const drive = (server: ServerChild, seconds: number): Promise<LoadResult> =>
     scenario.mode === 'keepalive'
       ? load.request<LoadResult>({ kind: 'keepalive', url: urlOf(scenario, server), headers: scenario.headers, connections: options.connections, seconds })
-      : load.request<LoadResult>({ kind: 'newconn', url: urlOf(scenario, server), concurrency: options.connections, seconds });
+      : scenario.mode === 'h2'
+        ? load.request<LoadResult>({ kind: 'h2', url: urlOf(scenario, server), headers: scenario.headers, streams: H2_STREAMS, seconds })
+        : load.request<LoadResult>({ kind: 'newconn', url: urlOf(scenario, server), concurrency: options.connections, seconds });
   for (const server of contenders) await drive(server, options.warmupSeconds);
 
   const slices = Math.max(1, options.slices);
@@ -265,16 +314,18 @@ export function summarizeScenario(scenario: Scenario, running: ReadonlySet<strin
   }
   const roundNumbers = [...new Set(rounds.map((r) => r.round))].sort((a, b) => a - b);
   const compared = scenario.comparisons.filter(([ours, peer]) => running.has(ours) && running.has(peer));
-  const comparisons = compared.map(([ours, peer, target]): Comparison => {
+  const comparisons = compared.map(([ours, peer, target, kind = 'ratio']): Comparison => {
     const perRound: number[] = [];
     for (const round of roundNumbers) {
       const a = rounds.find((r) => r.round === round && r.server === ours);
       const b = rounds.find((r) => r.round === round && r.server === peer);
-      if (a !== undefined && b !== undefined) perRound.push(a.cpuPerRequestMicros / b.cpuPerRequestMicros);
+      if (a === undefined || b === undefined) continue;
+      const ratio = a.cpuPerRequestMicros / b.cpuPerRequestMicros;
+      perRound.push(kind === 'share' ? 1 - 1 / ratio : ratio);
     }
     const ratio = median(perRound);
     const [min, max] = range(perRound);
-    return { ours, peer, ratio, min, max, perRound, target, met: target === undefined ? undefined : ratio <= target };
+    return { ours, peer, kind, ratio, min, max, perRound, target, met: target === undefined ? undefined : ratio <= target };
   });
   return { name: scenario.name, proto: scenario.proto, path: scenario.path, headers: scenario.headers, mode: scenario.mode, servers: summary, comparisons, rounds };
 }
@@ -313,5 +364,24 @@ function fetchBody(url: string, headers: Readonly<Record<string, string>>): Prom
     });
     req.on('error', reject);
     req.end();
+  });
+}
+
+/** One GET over HTTP/2 (ALPN h2), to check the h2 scenario's servers send the expected bytes. */
+function fetchBodyH2(url: string, headers: Readonly<Record<string, string>>): Promise<string> {
+  const target = new URL(url);
+  return new Promise((resolve, reject) => {
+    const session = http2Connect(target.origin, { rejectUnauthorized: false });
+    session.on('error', reject);
+    const stream = session.request({ ':path': `${target.pathname}${target.search}`, ...headers });
+    let body = '';
+    stream.setEncoding('utf8');
+    stream.on('data', (chunk: string) => (body += chunk));
+    stream.on('error', reject);
+    stream.on('end', () => {
+      session.close();
+      resolve(body);
+    });
+    stream.end();
   });
 }

@@ -3,14 +3,20 @@
 //   newconn   — every request on a new TLS connection (full handshake, no session resumption)
 //   probe     — a steady trickle of GETs on persistent connections, each timed, for latency under
 //               other work (the password section)
+//   h2        — h2load (Debian's nghttp2-client): one HTTP/2 connection, up to N streams in flight
 import autocannon from 'autocannon';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Agent, request } from 'node:https';
 import { connect } from 'node:tls';
 
 export type LoadRequest =
   | { readonly id: number; readonly kind: 'keepalive'; readonly url: string; readonly headers: Readonly<Record<string, string>>; readonly connections: number; readonly seconds: number }
   | { readonly id: number; readonly kind: 'newconn'; readonly url: string; readonly concurrency: number; readonly seconds: number }
-  | { readonly id: number; readonly kind: 'probe'; readonly url: string; readonly ratePerSecond: number; readonly seconds: number };
+  | { readonly id: number; readonly kind: 'probe'; readonly url: string; readonly ratePerSecond: number; readonly seconds: number }
+  | { readonly id: number; readonly kind: 'h2'; readonly url: string; readonly headers: Readonly<Record<string, string>>; readonly streams: number; readonly seconds: number };
 
 export interface LoadResult {
   /** Responses with a 2xx status. */
@@ -128,8 +134,60 @@ async function probe(cmd: Extract<LoadRequest, { kind: 'probe' }>): Promise<Prob
   return { ok: samples.length, failed, seconds: (performance.now() - start) / 1000, p50Ms: percentile(latencies, 50), p99Ms: percentile(latencies, 99), samples };
 }
 
+/**
+ * HTTP/2 load with h2load: one connection, `streams` requests in flight (h2load is C and
+ * single-threaded, so it drives one connection harder than a node:http2 client on the same core).
+ * A timed run (-D) stops with up to `streams` requests sent and unanswered, work the server did
+ * that no response counts (2% of a 1 s slice at 5,000 req/s). So only the first run against a URL
+ * (the harness's warm-up) is timed; later runs send a fixed number of requests, the last rate
+ * times `seconds`, and every request sent is answered and counted.
+ */
+function h2(cmd: Extract<LoadRequest, { kind: 'h2' }>, rates: Map<string, number>): Promise<LoadResult> {
+  const dir = mkdtempSync(join(tmpdir(), 'h2load-'));
+  const logFile = join(dir, 'requests.tsv');
+  const rate = rates.get(cmd.url);
+  const amount = rate === undefined ? ['-D', `${Math.max(1, Math.round(cmd.seconds * 1000))}ms`] : ['-n', String(Math.max(cmd.streams * 10, Math.round(rate * cmd.seconds)))];
+  const headers = Object.entries(cmd.headers).flatMap(([name, value]) => ['-H', `${name}: ${value}`]);
+  const args = ['-c', '1', '-m', String(cmd.streams), ...amount, ...headers, `--log-file=${logFile}`, cmd.url];
+  return new Promise((resolve, reject) => {
+    const start = performance.now();
+    const child = spawn('h2load', args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
+    child.on('error', reject);
+    child.on('close', (code) => {
+      const seconds = (performance.now() - start) / 1000;
+      try {
+        if (code !== 0) throw new Error(`h2load exited with ${String(code)}: ${out.slice(-500)}`);
+        if (!/Application protocol: h2/.test(out)) throw new Error(`h2load did not negotiate h2: ${out.slice(-500)}`);
+        const latencies: number[] = [];
+        let failed = 0;
+        for (const line of readFileSync(logFile, 'latin1').split('\n')) {
+          const [, status, micros] = line.split('\t');
+          if (status === undefined || micros === undefined) continue;
+          if (status.startsWith('2')) latencies.push(Number(micros) / 1000);
+          else failed++;
+        }
+        const m = /requests: (\d+) total, (\d+) started, (\d+) done, (\d+) succeeded, (\d+) failed, (\d+) errored, (\d+) timeout/.exec(out);
+        if (m === null) throw new Error(`h2load printed no request line: ${out.slice(-500)}`);
+        // Responses the log does not hold (errors, time-outs) are failures too.
+        failed += Number(m[6]) + Number(m[7]);
+        rates.set(cmd.url, latencies.length / seconds);
+        resolve({ ok: latencies.length, failed, seconds, p50Ms: percentile(latencies, 50), p99Ms: percentile(latencies, 99) });
+      } catch (error) {
+        reject(error as Error);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    });
+  });
+}
+
+/** The last h2 rate per URL (see h2()); a URL is a server process, new every round. */
+const h2Rates = new Map<string, number>();
 process.on('message', (cmd: LoadRequest) => {
-  const run = cmd.kind === 'keepalive' ? keepalive(cmd) : cmd.kind === 'newconn' ? newconn(cmd) : probe(cmd);
+  const run = cmd.kind === 'keepalive' ? keepalive(cmd) : cmd.kind === 'newconn' ? newconn(cmd) : cmd.kind === 'h2' ? h2(cmd, h2Rates) : probe(cmd);
   run.then(
     (result) => process.send?.({ id: cmd.id, result }),
     (error: unknown) => process.send?.({ id: cmd.id, error: String(error) }),

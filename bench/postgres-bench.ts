@@ -1,4 +1,4 @@
-// PostgreSQL store against the JSON-file store, side by side (issue 13's speed questions):
+// PostgreSQL store against the JSON-file store, side by side (the several-instances speed targets):
 // - password-change throughput: the store's part of a change (read-modify-write of one user with a
 //   new hash and no tokens), 16 writers on distinct users, changes per second;
 // - the shared ledgers' cost per authenticated request: throttle reserve + settle('success'),

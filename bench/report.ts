@@ -53,13 +53,24 @@ export function tableRows(results: Results): TableRow[] {
   const rows: TableRow[] = [];
   for (const scenario of results.http) {
     for (const c of scenario.comparisons) {
-      rows.push({
-        benchmark: scenario.name,
-        figure: `CPU/request ${c.ours} ÷ ${c.peer}`,
-        value: `${f(c.ratio, 3)} (${f(c.min)}–${f(c.max)})`,
-        target: c.target === undefined ? '' : `≤ ${c.target.toFixed(2)}`,
-        met: c.met,
-      });
+      const pct = (n: number): string => `${f(n * 100, 1)}%`;
+      rows.push(
+        c.kind === 'share'
+          ? {
+              benchmark: scenario.name,
+              figure: `share of ${c.ours}'s CPU/request: (${c.ours} − ${c.peer}) ÷ ${c.ours}`,
+              value: `${pct(c.ratio)} (${pct(c.min)}–${pct(c.max)})`,
+              target: c.target === undefined ? '' : `≤ ${pct(c.target)}`,
+              met: c.met,
+            }
+          : {
+              benchmark: scenario.name,
+              figure: `CPU/request ${c.ours} ÷ ${c.peer}`,
+              value: `${f(c.ratio, 3)} (${f(c.min)}–${f(c.max)})`,
+              target: c.target === undefined ? '' : `≤ ${c.target.toFixed(2)}`,
+              met: c.met,
+            },
+      );
     }
   }
   for (const m of results.memory) {
@@ -177,10 +188,10 @@ export function markdownTable(rows: readonly TableRow[]): string {
 
 /** Per-server figures of each HTTP scenario (medians over rounds). */
 export function markdownServers(http: readonly ScenarioResult[]): string {
-  const lines = ['| Scenario | Server | CPU µs/request | of which kernel | req/s | p50 ms | p99 ms | failed | same bytes |', '|---|---|---|---|---|---|---|---|---|'];
+  const lines = ['| Scenario | Server | CPU µs/request | of which kernel | req/s | p50 ms | p99 ms | peak RSS MiB | failed | same bytes |', '|---|---|---|---|---|---|---|---|---|---|'];
   for (const s of http) {
     for (const [name, v] of Object.entries(s.servers)) {
-      lines.push(`| ${s.name} | ${name} | ${f(v.cpuPerRequestMicros, 1)} | ${f(v.systemPerRequestMicros, 1)} | ${f(v.rps, 0)} | ${f(v.p50Ms)} | ${f(v.p99Ms)} | ${v.failed} | ${v.bodyMatches ? 'yes' : '**no**'} |`);
+      lines.push(`| ${s.name} | ${name} | ${f(v.cpuPerRequestMicros, 1)} | ${f(v.systemPerRequestMicros, 1)} | ${f(v.rps, 0)} | ${f(v.p50Ms)} | ${f(v.p99Ms)} | ${f(v.peakRssMiB, 1)} | ${v.failed} | ${v.bodyMatches ? 'yes' : '**no**'} |`);
     }
   }
   return lines.join('\n');

@@ -1,4 +1,4 @@
-// Issue 12's speed and memory figures for the user resource (R-1, R-3), a script of its own:
+// Speed and memory figures for the user resource (R-1, R-3), a script of its own:
 //
 //   node --import tsx bench/users.ts [--users 100000] [--seconds 5] [--rounds 3]
 //

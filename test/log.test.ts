@@ -29,3 +29,18 @@ for (const [level, requests, others] of cases) {
     }
   });
 }
+
+test('C-6 a request line is one JSON object with the fields in order, whatever the path holds (P-11: nothing else)', () => {
+  const lines: string[] = [];
+  const at = new Date('2026-11-23T10:00:00.123Z');
+  const log = createLogger((line) => lines.push(line), 'info', () => at);
+  const hostile = ['/a"b\\c', '/\u0000\u001f\u2028', '/\ud800lone', '/ünïcødé/…', `/${'x'.repeat(600)}`];
+  for (const path of hostile) log.request({ id: 'ab-1', method: 'GET', path, status: 404, durationMs: 1.25, address: '::1' });
+  assert.equal(lines.length, hostile.length);
+  lines.forEach((line, i) => {
+    assert.equal(line.includes('\n'), false);
+    const parsed = JSON.parse(line) as Record<string, unknown>;
+    assert.deepEqual(Object.keys(parsed), ['time', 'level', 'msg', 'id', 'method', 'path', 'status', 'durationMs', 'address']);
+    assert.deepEqual(parsed, { time: '2026-11-23T10:00:00.123Z', level: 'warn', msg: 'request', id: 'ab-1', method: 'GET', path: hostile[i], status: 404, durationMs: 1.25, address: '::1' });
+  });
+});

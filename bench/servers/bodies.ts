@@ -22,4 +22,10 @@ export interface ServerArgs {
   /** httpskit only: the log level (C-6) and whether the metrics listener is on (H-5). */
   readonly logLevel?: 'info' | 'off';
   readonly metrics?: boolean;
+  /**
+   * httpskit: HTTP/2 beside HTTP/1.1 on the HTTPS port (H-1; the service's default is on), false
+   * for the node:https-only listener. fastify: true for Fastify's own `http2: true` server with
+   * `allowHTTP1` on the HTTPS port (default: Fastify's node:https server).
+   */
+  readonly http2?: boolean;
 }

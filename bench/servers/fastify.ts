@@ -46,7 +46,15 @@ function send(request: FastifyRequest, reply: FastifyReply, type: string, byAcce
 
 function app(https: { cert: Buffer; key: Buffer } | undefined): FastifyInstance {
   const secure = https !== undefined;
-  const fastify = (https === undefined ? Fastify({ logger: args.log }) : Fastify({ logger: args.log, https })) as unknown as FastifyInstance;
+  // args.http2: Fastify's HTTP/2 server (node:http2's createSecureServer), HTTP/1.1 allowed on the
+  // same port as the service does (H-1).
+  const fastify = (
+    https === undefined
+      ? Fastify({ logger: args.log })
+      : args.http2 === true
+        ? Fastify({ logger: args.log, http2: true, https: { ...https, allowHTTP1: true } })
+        : Fastify({ logger: args.log, https })
+  ) as unknown as FastifyInstance;
   fastify.get('/api/something.json', async (request, reply) => send(request, reply, 'application/json', false, secure));
   fastify.get('/api/something.xml', async (request, reply) => send(request, reply, 'application/xml', false, secure));
   fastify.get('/api/something', async (request, reply) => {

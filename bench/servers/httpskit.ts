@@ -21,6 +21,7 @@ const options: ServiceOptions = {
   ...(args.log ? {} : { log: false }),
   ...(args.logLevel === undefined ? {} : { logLevel: args.logLevel }),
   ...(args.metrics === true ? { metricsPort: 0 } : {}),
+  ...(args.http2 === undefined ? {} : { http2: args.http2 }),
 };
 const service = createService(options);
 const { url, httpUrl } = await service.listen();

@@ -18,11 +18,13 @@ export async function serve(ctx: CommandContext): Promise<void> {
     files = { certFile: String(cert.value), keyFile: String(key.value) };
   }
   const { io } = ctx;
-  const service = await ctx.open({ ...files, log: (line) => void io.stdout.write(line + '\n') });
+  const out = createLineWriter((text) => void io.stdout.write(text));
+  const service = await ctx.open({ ...files, log: out.write });
   try {
     await service.listen();
   } catch (error) {
     await service.close().catch(() => {});
+    out.flush();
     const code = (error as { code?: unknown }).code;
     const what = typeof code === 'string' && code.startsWith('ERR_OSSL') ? 'the certificate or key is not usable: ' : '';
     throw new Error(`cannot start: ${what}${describe(error)}`, { cause: error });
@@ -32,8 +34,30 @@ export async function serve(ctx: CommandContext): Promise<void> {
   process.on('SIGHUP', reload);
   const signal = await (io.stopSignal ?? processSignal());
   process.off('SIGHUP', reload);
+  out.flush();
   io.stdout.write(JSON.stringify({ time: new Date().toISOString(), level: 'info', msg: 'stopping', signal }) + '\n');
   await service.close(10_000);
+  out.flush();
+}
+
+/**
+ * Log lines written once per event-loop turn, joined: one write call for all the requests a turn
+ * finished, instead of one each (the access log's cost is measured in bench/README.md).
+ */
+function createLineWriter(sink: (text: string) => void): { write: (line: string) => void; flush: () => void } {
+  let pending: string[] = [];
+  const flush = (): void => {
+    if (pending.length === 0) return;
+    const text = pending.join('\n') + '\n';
+    pending = [];
+    sink(text);
+  };
+  return {
+    write(line) {
+      if (pending.push(line) === 1) setImmediate(flush);
+    },
+    flush,
+  };
 }
 
 function processSignal(): Promise<string> {

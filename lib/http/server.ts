@@ -118,6 +118,17 @@ export async function startListeners(options: ListenerOptions, handler: RequestH
   }
   // Without a listener, an 'error' from accept() (out of descriptors) would end the process.
   for (const server of servers) server.on('error', (error: Error) => options.onListenerError?.(error));
+  // Every TCP connection, whatever state its TLS or HTTP is in, so that close() can cut what is
+  // left after the grace period: a server's close() waits for connections its own bookkeeping
+  // may not know (one between handshake and first request on the HTTP/2 listener), and C-5 promises
+  // an exit within the grace period.
+  const connections = new Set<Socket>();
+  for (const server of servers) {
+    server.on('connection', (socket: Socket) => {
+      connections.add(socket);
+      socket.once('close', () => connections.delete(socket));
+    });
+  }
   const url = origin('https', options.host, (secure.address() as AddressInfo).port);
   const httpUrl = plain === undefined ? undefined : origin('http', options.host, (plain.address() as AddressInfo).port);
 
@@ -134,6 +145,7 @@ export async function startListeners(options: ListenerOptions, handler: RequestH
       for (const server of servers) HttpServer.prototype.closeIdleConnections.call(server);
       const timer = setTimeout(() => {
         for (const server of servers) HttpServer.prototype.closeAllConnections.call(server);
+        for (const socket of connections) socket.destroy();
       }, graceMs);
       timer.unref();
       await Promise.all([...closed, sessions?.close(graceMs)]);

@@ -2,8 +2,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { readdir, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { readFile, readdir, writeFile } from 'node:fs/promises';
+import { join, posix } from 'node:path';
 import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { request } from '../helpers/https.js';
@@ -21,12 +21,22 @@ test('npm pack gives the compiled library, types and the command, and nothing el
   assert.ok(info);
   const files = info.files.map((f) => f.path).sort();
   for (const f of files) {
-    assert.match(f, /^(package\.json|README\.md|LICENSE|dist\/(lib|bin)\/.+\.(js|d\.ts)|dist\/assets\/.+)$/, f);
+    assert.match(f, /^(package\.json|README\.md|LICENSE|SECURITY\.md|docs\/CONTRACT\.md|(certs|assets)\/README\.md|dist\/(lib|bin)\/.+\.(js|d\.ts)|dist\/assets\/.+)$/, f);
   }
-  for (const must of ['dist/bin/httpskit.js', 'dist/lib/index.js', 'dist/lib/index.d.ts', 'dist/assets/common-passwords.txt', 'package.json', 'README.md']) {
+  // H-6: the documents the README and SECURITY.md link to ship with them.
+  for (const must of ['dist/bin/httpskit.js', 'dist/lib/index.js', 'dist/lib/index.d.ts', 'dist/assets/common-passwords.txt', 'package.json', 'README.md', 'SECURITY.md', 'docs/CONTRACT.md', 'certs/README.md', 'assets/README.md']) {
     assert.ok(files.includes(must), must);
   }
   assert.ok(!files.some((f) => f.startsWith('test/') || f.startsWith('lib/') || f.endsWith('.ts') && !f.endsWith('.d.ts')));
+  // H-6: every relative link in a shipped document leads to a shipped file.
+  for (const doc of files.filter((f) => f.endsWith('.md'))) {
+    const text = await readFile(join(ROOT, doc), 'utf8');
+    for (const [, target = ''] of text.matchAll(/\]\(([^)#\s]+)(?:#[^)]*)?\)/g)) {
+      if (/^[a-z]+:/i.test(target)) continue;
+      const resolved = posix.normalize(posix.join(posix.dirname(doc), target));
+      assert.ok(files.includes(resolved), `${doc} links to ${target}, which is not in the package`);
+    }
+  }
 
   const app = join(dir, 'app');
   await execFileP('mkdir', ['-p', app]);

@@ -1,4 +1,4 @@
-// One conformance suite for every Store implementation (S-7; STYLE Part 5: one suite, several
+// One conformance suite for every Store implementation (S-7; one suite, several
 // implementations, as Hono runs one router suite against each router). A test file per store
 // calls storeConformance() with a factory; the factory's `open` may be called several times for
 // one backing store, to race two store instances (two processes, two servers) against each other.

@@ -1,4 +1,4 @@
-// Options of openPostgresStore(), validated once (STYLE §5). The time-outs bound how long a
+// Options of openPostgresStore(), validated once. The time-outs bound how long a
 // request can wait on a database that is down, restarting or slow before it gets 503 (S-6).
 import { ServiceError } from '../../errors.js';
 import { resolveThrottlePolicy, type ThrottlePolicy } from '../ledgers.js';
