@@ -52,7 +52,7 @@ function get(url: string, agent: Agent): Promise<void> {
   });
 }
 
-function put(url: string, name: string, current: string, next: string, agent: Agent | false = false): Promise<number> {
+export function put(url: string, name: string, current: string, next: string, agent: Agent | false = false): Promise<number> {
   return new Promise((resolve, reject) => {
     const req = request(
       `${url}/user/${encodeURIComponent(name)}/password`,

@@ -3,6 +3,7 @@
 //
 //   npm run bench [-- --quick] [--only http,tls,negotiation,xml,password,store] [--rounds N]
 //                 [--seconds S] [--servers httpskit,fastify,…] [--scenarios h2,log,…] [--cpu-prof] [--unpinned]
+//   npm run bench -- --only postgres   # the PostgreSQL store against the file store (not in the default run)
 //
 // Servers under test and the load generator each run in their own process, from JavaScript
 // compiled here first (bench/results/build), so no loader sits in a measured process.
@@ -16,14 +17,17 @@ import { BUILD_DIR, pinToCpu, runJson, startLoad, startServer, type ServerChild 
 import { checkBodies, runRound, scenarios, summarizeScenario, type RoundFigure, type Scenario, type ScenarioResult } from './http.js';
 import type { NegotiationRow } from './negotiation.js';
 import { runPasswordBench, type PasswordResult } from './password.js';
+import { runPostgresBench, type PostgresResult } from './postgres.js';
 import { summarizeProfile } from './profile.js';
 import { markdownNegotiation, markdownServers, markdownTable, markdownXml, tableRows, type MemoryRow, type Results, type StoreRow } from './report.js';
 import { sleep } from './stats.js';
 import type { ServerArgs } from './servers/bodies.js';
 import type { XmlRow } from './xml.js';
 
-const SECTIONS = ['negotiation', 'xml', 'store', 'http', 'tls', 'password'] as const;
+const SECTIONS = ['negotiation', 'xml', 'store', 'http', 'tls', 'password', 'postgres'] as const;
 type Section = (typeof SECTIONS)[number];
+// Starts a PostgreSQL cluster (initdb, fsync on) and needs the `pg` package: asked for by name only.
+const DEFAULT_SECTIONS: readonly Section[] = SECTIONS.filter((s) => s !== 'postgres');
 
 const ROOT = join(import.meta.dirname, '..');
 const RESULTS = join(import.meta.dirname, 'results');
@@ -42,7 +46,7 @@ const { values } = parseArgs({
   },
 });
 const quick = values.quick === true;
-const only = new Set((values.only ?? SECTIONS.join(',')).split(',').map((s) => s.trim()));
+const only = new Set((values.only ?? DEFAULT_SECTIONS.join(',')).split(',').map((s) => s.trim()));
 for (const s of only) if (!(SECTIONS as readonly string[]).includes(s)) throw new Error(`unknown section "${s}"; known: ${SECTIONS.join(', ')}`);
 const wants = (s: Section): boolean => only.has(s);
 const SERVER_SCRIPTS: ReadonlyArray<readonly [name: string, script: string, log: boolean, extra?: Partial<ServerArgs>]> = [
@@ -92,6 +96,11 @@ const settings = {
   probeRate: 200,
   idleSeconds: quick ? 3 : 5,
   passwordRounds: quick ? 1 : 5,
+  postgresRounds: quick ? 2 : 6,
+  postgresChangers: 4,
+  postgresChangesEach: quick ? 1 : 2,
+  postgresLedgerOps: quick ? 200 : 1_000,
+  postgresAuthGets: quick ? 100 : 300,
   log: 'httpskit / fastify: no request log; httpskit+log / fastify+log: each one\'s default JSON request log on stdout, pointed at /dev/null; httpskit+log-off: that sink with --log-level off; httpskit+metrics: no log, --metrics-port on',
 };
 const progress = (line: string): void => console.log(line);
@@ -135,6 +144,7 @@ let store: StoreRow[] | undefined;
 const http: ScenarioResult[] = [];
 const memory: MemoryRow[] = [];
 const password: { label: string; result: PasswordResult }[] = [];
+let postgres: PostgresResult | undefined;
 
 try {
   if (wants('negotiation')) {
@@ -231,11 +241,37 @@ try {
       }
     }
   }
+  if (wants('postgres')) {
+    const load = await startLoad();
+    const pin = values.unpinned !== true && pinToCpu(load.pid, 1);
+    try {
+      postgres = await runPostgresBench(
+        {
+          certFile,
+          keyFile,
+          work,
+          rounds: settings.postgresRounds,
+          changers: settings.postgresChangers,
+          changesEach: settings.postgresChangesEach,
+          ledgerOps: settings.postgresLedgerOps,
+          authGets: settings.postgresAuthGets,
+          seconds: settings.seconds,
+          connections: settings.connections,
+          pin,
+          settleMs: START_UP_SETTLE_MS,
+          progress,
+        },
+        load,
+      );
+    } finally {
+      await load.stop();
+    }
+  }
 } finally {
   rmSync(work, { recursive: true, force: true });
 }
 
-const results: Results = { machine, settings: { ...settings, pinned, durationSeconds: Math.round((Date.now() - started) / 1000) }, http, memory, negotiation, xml, password, store };
+const results: Results = { machine, settings: { ...settings, pinned, durationSeconds: Math.round((Date.now() - started) / 1000) }, http, memory, negotiation, xml, password, store, postgres };
 const rows = tableRows(results);
 const markdown = [
   `Run of ${machine.date}: ${machine.cores} × ${machine.cpuModel}, Node ${machine.node}, OpenSSL ${machine.openssl}, ` +
