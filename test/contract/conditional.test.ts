@@ -3,6 +3,7 @@
 // so `GET` answered 200 and `PUT /user/alice/password` changed the password under a false one.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { PROTOCOLS } from '../helpers/https.js';
 import { basic, startService, type Started } from '../helpers/service.js';
 import { parseXml } from '../helpers/xml-parse.js';
 
@@ -42,8 +43,8 @@ async function alicePassword(s: Started): Promise<string> {
   return 'neither';
 }
 
-test('E-4 representations: If-Match is evaluated with strong comparison against every representation', async (t) => {
-  const s = await startService(t);
+for (const protocol of PROTOCOLS) test(`E-4 representations: If-Match is evaluated with strong comparison against every representation (${protocol})`, async (t) => {
+  const s = await startService(t, {}, protocol);
   const json = await s.fetch('/api/something?param1=a');
   const xml = await s.fetch('/api/something?param1=a', { headers: { accept: 'application/xml' } });
   const textXml = await s.fetch('/api/something?param1=a', { headers: { accept: 'text/xml' } });
@@ -120,8 +121,8 @@ test('E-4 representations: If-Match is evaluated with strong comparison against 
   });
 });
 
-test('E-4 PUT /user/{name}/password: a false precondition changes nothing', async (t) => {
-  const s = await startService(t);
+for (const protocol of PROTOCOLS) test(`E-4 PUT /user/{name}/password: a false precondition changes nothing (${protocol})`, async (t) => {
+  const s = await startService(t, {}, protocol);
   await s.service.users.add('alice', ALICE_PW);
   await s.service.users.add('root', ADMIN_PW, { role: 'admin' });
   const changedAt = (await s.service.users.list()).find((u) => u.name === 'alice')?.passwordChangedAt as Date;
@@ -188,8 +189,8 @@ test('E-4 PUT /user/{name}/password: a false precondition changes nothing', asyn
   });
 });
 
-test('E-4 POST /user/{name}/resetpassword/: a false precondition changes nothing', async (t) => {
-  const s = await startService(t);
+for (const protocol of PROTOCOLS) test(`E-4 POST /user/{name}/resetpassword/: a false precondition changes nothing (${protocol})`, async (t) => {
+  const s = await startService(t, {}, protocol);
   await s.service.users.add('alice', ALICE_PW);
   const changedAt = (await s.service.users.list()).find((u) => u.name === 'alice')?.passwordChangedAt as Date;
 

@@ -9,6 +9,7 @@ import { promisify } from 'node:util';
 import { computeHA1, computeResponse, computeUserhash, createDigestAuth, type DigestAlgorithm } from '../../lib/auth/digest.js';
 import { openStore } from '../../lib/users/store.js';
 import { hasCurl, run, serveInTemp } from '../helpers/cli.js';
+import { PROTOCOLS } from '../helpers/https.js';
 import { basic, startService, type Started } from '../helpers/service.js';
 import { tempDir } from '../helpers/tmp.js';
 
@@ -56,8 +57,8 @@ function put(s: Started, path: string, authorization: string, body: string) {
   return s.fetch(path, { method: 'PUT', headers: { authorization, 'content-type': 'text/plain' }, body });
 }
 
-test('P-10 challenges: Basic, then Digest SHA-256 before MD5, qop="auth"', async (t) => {
-  const s = await startService(t, { digest: true });
+for (const protocol of PROTOCOLS) test(`P-10 challenges: Basic, then Digest SHA-256 before MD5, qop="auth" (${protocol})`, async (t) => {
+  const s = await startService(t, { digest: true }, protocol);
   const { raw, list } = await probe(s, '/user/ivan/password');
   const lines = raw.filter((_, i) => i % 2 === 1 && raw[i - 1]?.toLowerCase() === 'www-authenticate');
   assert.equal(lines[0], 'Basic realm="httpskit", charset="UTF-8"');
@@ -65,7 +66,7 @@ test('P-10 challenges: Basic, then Digest SHA-256 before MD5, qop="auth"', async
   for (const l of lines.slice(1)) assert.match(l, /qop="auth"/);
 });
 
-test('P-10 hand-built Digest: success, MD5, userhash, replay, wrong uri, wrong realm, malformed, stale', async (t) => {
+for (const protocol of PROTOCOLS) test(`P-10 hand-built Digest: success, MD5, userhash, replay, wrong uri, wrong realm, malformed, stale (${protocol})`, async (t) => {
   const changes: Array<{ name: string; by: string | null; via: string }> = [];
   const s = await startService(t, { digest: true, onPasswordChanged: ({ name, by, via }) => void changes.push({ name, by, via }) });
   await s.service.users.add('ivan', PW);
@@ -129,13 +130,13 @@ test('P-10 hand-built Digest: success, MD5, userhash, replay, wrong uri, wrong r
   assert.equal(await s.service.users.verify('ivan', password), true);
 });
 
-test('P-10 the Digest secret is written on the next Basic login, encrypted, and dropped when Digest is off', async (t) => {
+for (const protocol of PROTOCOLS) test(`P-10 the Digest secret is written on the next Basic login, encrypted, and dropped when Digest is off (${protocol})`, async (t) => {
   const dir = await tempDir(t);
   const store = join(dir, 'users.json');
-  const before = await startService(t, { store });
+  const before = await startService(t, { store }, protocol);
   await before.service.users.add('ivan', PW);
   await before.service.close();
-  const on = await startService(t, { store, digest: true });
+  const on = await startService(t, { store, digest: true }, protocol);
   const path = '/user/ivan/password';
   let c = (await probe(on, path)).list[0] as Challenge;
   const early = await put(on, path, digestHeader({ user: 'ivan', password: PW, realm: c.realm, nonce: c.nonce, opaque: c.opaque, uri: path }), 'ivory-second-passphrase-2');
@@ -149,7 +150,7 @@ test('P-10 the Digest secret is written on the next Basic login, encrypted, and 
   assert.ok(files.includes('"digest"'));
   assert.ok(!files.includes(computeHA1('SHA-256', 'ivan', 'httpskit', 'ivory-third-passphrase-3')), 'HA1 is never stored in clear');
   await on.service.close();
-  const off = await startService(t, { store });
+  const off = await startService(t, { store }, protocol);
   await off.fetch('/api/something');
   await off.service.close();
   const reopened = await openStore(store);
@@ -157,7 +158,7 @@ test('P-10 the Digest secret is written on the next Basic login, encrypted, and 
   await reopened.close();
 });
 
-test('P-10/P-0 curl --digest as the real client', async (t) => {
+for (const protocol of PROTOCOLS) test(`P-10/P-0 curl --digest as the real client (${protocol})`, async (t) => {
   if (!(await hasCurl())) {
     t.skip('curl is not installed');
     return;

@@ -5,6 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import Negotiator from 'negotiator';
+import { PROTOCOLS } from '../helpers/https.js';
 import { startService } from '../helpers/service.js';
 import { parseXml } from '../helpers/xml-parse.js';
 
@@ -57,8 +58,8 @@ const FIXED: ReadonlyArray<readonly [client: string, path: string, accept: strin
   ['XML-only client on the .json form', '/api/something.json?return_type=bogus', 'application/xml', 'application/problem+json'],
 ];
 
-test('E-1 the problem’s label is negotiated (real clients’ Accept headers)', async (t) => {
-  const s = await startService(t);
+for (const protocol of PROTOCOLS) test(`E-1 the problem’s label is negotiated (real clients’ Accept headers) (${protocol})`, async (t) => {
+  const s = await startService(t, {}, protocol);
 
   const check = async (client: string, path: string, accept: string | undefined, expected: string): Promise<void> => {
     const r = await s.fetch(path, accept === undefined ? {} : { headers: { accept } });

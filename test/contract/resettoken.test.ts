@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Agent, request } from 'node:https';
 import type { ResetTokenEvent } from '../../lib/index.js';
-import type { Response } from '../helpers/https.js';
+import { PROTOCOLS, type Response } from '../helpers/https.js';
 import { seeded } from '../helpers/seeded.js';
 import { startService, type Started } from '../helpers/service.js';
 
@@ -30,7 +30,7 @@ async function settled(events: readonly unknown[], count: number): Promise<void>
   await new Promise((r) => setTimeout(r, 50));
 }
 
-test('P-12 a forgotten password: 202, no-store, the token delivered through onResetToken, and it works once (P-9)', async (t) => {
+for (const protocol of PROTOCOLS) test(`P-12 a forgotten password: 202, no-store, the token delivered through onResetToken, and it works once (P-9) (${protocol})`, async (t) => {
   const events: ResetTokenEvent[] = [];
   const s = await started(t, events);
   const r = await ask(s, 'gina');
@@ -52,7 +52,7 @@ test('P-12 a forgotten password: 202, no-store, the token delivered through onRe
   assert.equal(await s.service.users.verify('gina', 'quartz-reset-passphrase-2'), true);
 });
 
-test('P-12 enumeration: an unknown user gets the same status, headers and body; nothing is delivered', async (t) => {
+for (const protocol of PROTOCOLS) test(`P-12 enumeration: an unknown user gets the same status, headers and body; nothing is delivered (${protocol})`, async (t) => {
   const events: ResetTokenEvent[] = [];
   const s = await started(t, events);
   const known = await ask(s, 'gina', { body: 'ignored', headers: { 'content-type': 'text/plain' } });
@@ -65,7 +65,7 @@ test('P-12 enumeration: an unknown user gets the same status, headers and body; 
   assert.deepEqual(events.map((e) => e.name), ['gina']);
 });
 
-test('P-12 at most 3 tokens per account per hour: the first 3; later requests still get 202; earlier tokens stay valid', async (t) => {
+for (const protocol of PROTOCOLS) test(`P-12 at most 3 tokens per account per hour: the first 3; later requests still get 202; earlier tokens stay valid (${protocol})`, async (t) => {
   const events: ResetTokenEvent[] = [];
   const s = await started(t, events);
   const answers: Response[] = [];
@@ -81,13 +81,13 @@ test('P-12 at most 3 tokens per account per hour: the first 3; later requests st
   assert.equal(put.status, 204);
 });
 
-test('P-12 without a delivery channel the route does not exist (404)', async (t) => {
-  const s = await startService(t);
+for (const protocol of PROTOCOLS) test(`P-12 without a delivery channel the route does not exist (404) (${protocol})`, async (t) => {
+  const s = await startService(t, {}, protocol);
   await s.service.users.add('gina', PW);
   assert.equal((await ask(s, 'gina')).status, 404);
 });
 
-test('P-12 / P-1: HTTPS only, no query string, POST only (405 Allow: POST), a body over the limit is 413', async (t) => {
+for (const protocol of PROTOCOLS) test(`P-12 / P-1: HTTPS only, no query string, POST only (405 Allow: POST), a body over the limit is 413 (${protocol})`, async (t) => {
   const events: ResetTokenEvent[] = [];
   const s = await started(t, events, { httpPort: 0 });
   const plain = await s.fetchPlain('/user/gina/resettoken', { method: 'POST' });
@@ -102,7 +102,7 @@ test('P-12 / P-1: HTTPS only, no query string, POST only (405 Allow: POST), a bo
   assert.equal(events.length, 0, 'no refused request issued a token');
 });
 
-test('P-12 / P-8 the requests count against the address budget: 429 beyond it', async (t) => {
+for (const protocol of PROTOCOLS) test(`P-12 / P-8 the requests count against the address budget: 429 beyond it (${protocol})`, async (t) => {
   const events: ResetTokenEvent[] = [];
   const s = await started(t, events);
   let last: Response | undefined;
@@ -117,7 +117,7 @@ test('P-12 / P-8 the requests count against the address budget: 429 beyond it', 
   assert.ok(Number(last?.headers['retry-after']) >= 1);
 });
 
-test('P-12 the same time within noise for an existing and an unknown user (interleaved trials, as scripts/timing-enumeration.ts)', async (t) => {
+for (const protocol of PROTOCOLS) test(`P-12 the same time within noise for an existing and an unknown user (interleaved trials, as scripts/timing-enumeration.ts) (${protocol})`, async (t) => {
   const events: ResetTokenEvent[] = [];
   // Every trial from its own address (a trusted proxy's X-Forwarded-For), so P-8 stays out of it.
   const s = await started(t, events, { trustProxy: '127.0.0.1', log: false });

@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import type { PasswordChangedEvent, ResetTokenEvent } from '../../lib/index.js';
 import { run } from '../helpers/cli.js';
+import { PROTOCOLS } from '../helpers/https.js';
 import { basic, startService, type Started } from '../helpers/service.js';
 
 const PW = 'quartz-initial-passphrase-1';
@@ -16,8 +17,8 @@ function bearerPut(s: Started, name: string, token: string, body: string) {
   });
 }
 
-test('P-9 a reset token sets the password once, for its user only', async (t) => {
-  const s = await startService(t);
+for (const protocol of PROTOCOLS) test(`P-9 a reset token sets the password once, for its user only (${protocol})`, async (t) => {
+  const s = await startService(t, {}, protocol);
   await s.service.users.add('gina', PW);
   await s.service.users.add('hank', 'hazel-initial-passphrase-1');
   const { token } = await s.service.users.issueResetToken('gina');
@@ -37,8 +38,8 @@ test('P-9 a reset token sets the password once, for its user only', async (t) =>
   assert.equal((await bearerPut(s, 'gina', 'A'.repeat(43), 'quartz-reset-passphrase-3')).status, 401);
 });
 
-test('P-9 two concurrent uses of one token: exactly one 204', async (t) => {
-  const s = await startService(t);
+for (const protocol of PROTOCOLS) test(`P-9 two concurrent uses of one token: exactly one 204 (${protocol})`, async (t) => {
+  const s = await startService(t, {}, protocol);
   await s.service.users.add('gina', PW);
   for (let round = 0; round < 3; round++) {
     const { token } = await s.service.users.issueResetToken('gina');
@@ -50,8 +51,8 @@ test('P-9 two concurrent uses of one token: exactly one 204', async (t) => {
   }
 });
 
-test('P-9 tokens expire', async (t) => {
-  const s = await startService(t, { resetTokenTtlMs: 1_000 });
+for (const protocol of PROTOCOLS) test(`P-9 tokens expire (${protocol})`, async (t) => {
+  const s = await startService(t, { resetTokenTtlMs: 1_000 }, protocol);
   await s.service.users.add('gina', PW);
   const { token, expiresAt } = await s.service.users.issueResetToken('gina');
   assert.ok(expiresAt.getTime() - Date.now() <= 1_000);
@@ -59,8 +60,8 @@ test('P-9 tokens expire', async (t) => {
   assert.equal((await bearerPut(s, 'gina', token, 'quartz-late-passphrase-2')).status, 401);
 });
 
-test('P-7 a password change by any route kills every outstanding token', async (t) => {
-  const s = await startService(t);
+for (const protocol of PROTOCOLS) test(`P-7 a password change by any route kills every outstanding token (${protocol})`, async (t) => {
+  const s = await startService(t, {}, protocol);
   await s.service.users.add('gina', PW);
   const first = await s.service.users.issueResetToken('gina');
   const second = await s.service.users.issueResetToken('gina');
@@ -77,15 +78,15 @@ test('P-7 a password change by any route kills every outstanding token', async (
   assert.equal((await bearerPut(s, 'gina', third.token, 'quartz-token-passphrase-5')).status, 401);
 });
 
-test('P-9 a token issued by the CLI works against the running server (one store)', async (t) => {
-  const s = await startService(t);
+for (const protocol of PROTOCOLS) test(`P-9 a token issued by the CLI works against the running server (one store) (${protocol})`, async (t) => {
+  const s = await startService(t, {}, protocol);
   await s.service.users.add('gina', PW);
   const r = await run(['reset-token', 'gina', '--store', s.store]);
   assert.equal(r.code, 0, r.stderr);
   assert.equal((await bearerPut(s, 'gina', r.stdout.trim(), 'quartz-cli-token-passphrase')).status, 204);
 });
 
-test('A-4 onResetToken and onPasswordChanged fire for every route; a failing hook changes nothing', async (t) => {
+for (const protocol of PROTOCOLS) test(`A-4 onResetToken and onPasswordChanged fire for every route; a failing hook changes nothing (${protocol})`, async (t) => {
   const tokens: ResetTokenEvent[] = [];
   const changes: PasswordChangedEvent[] = [];
   const s = await startService(t, {

@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { UserChangedEvent } from '../../lib/index.js';
 import { HttpError, problem } from '../../lib/index.js';
-import type { Response } from '../helpers/https.js';
+import { PROTOCOLS, type Response } from '../helpers/https.js';
 import { execFile } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -62,7 +62,7 @@ function observable(r: Response): unknown {
 
 // --- R-1 ------------------------------------------------------------------------------------------
 
-test('R-1 GET /user/{name}: the user as JSON, members in order, times RFC 3339 with ms, private, no secrets', async (t) => {
+for (const protocol of PROTOCOLS) test(`R-1 GET /user/{name}: the user as JSON, members in order, times RFC 3339 with ms, private, no secrets (${protocol})`, async (t) => {
   const s = await started(t);
   const r = await get(s, '/user/alice', ALICE);
   assert.equal(r.status, 200);
@@ -81,7 +81,7 @@ test('R-1 GET /user/{name}: the user as JSON, members in order, times RFC 3339 w
   assert.doesNotMatch(r.body, /scrypt|hash|digest|token/i);
 });
 
-test('R-1 the XML representation: <user> root, parsed by a real parser; extension form does not vary', async (t) => {
+for (const protocol of PROTOCOLS) test(`R-1 the XML representation: <user> root, parsed by a real parser; extension form does not vary (${protocol})`, async (t) => {
   const s = await started(t);
   const r = await get(s, '/user/alice.xml', ALICE);
   assert.equal(r.status, 200);
@@ -98,7 +98,7 @@ test('R-1 the XML representation: <user> root, parsed by a real parser; extensio
   assert.match(String(childText(root, 'createdAt')), TIME);
 });
 
-test('R-1 selection as N-1..N-8: return_type, Accept (text/xml), 406 with Vary, 400 for a bad return_type', async (t) => {
+for (const protocol of PROTOCOLS) test(`R-1 selection as N-1..N-8: return_type, Accept (text/xml), 406 with Vary, 400 for a bad return_type (${protocol})`, async (t) => {
   const s = await started(t);
   const rt = await get(s, '/user/alice?return_type=xml', ALICE, { accept: 'application/json' });
   assert.equal(rt.headers['content-type'], 'application/xml; charset=utf-8');
@@ -117,7 +117,7 @@ test('R-1 selection as N-1..N-8: return_type, Accept (text/xml), 406 with Vary, 
   assert.equal(upper.headers['content-type'], 'application/xml; charset=utf-8');
 });
 
-test('R-1 ETag per representation, If-None-Match gives 304 with the same ETag and Vary; HEAD has no body', async (t) => {
+for (const protocol of PROTOCOLS) test(`R-1 ETag per representation, If-None-Match gives 304 with the same ETag and Vary; HEAD has no body (${protocol})`, async (t) => {
   const s = await started(t);
   const j = await get(s, '/user/alice', ALICE);
   const x = await get(s, '/user/alice', ALICE, { accept: 'application/xml' });
@@ -135,7 +135,7 @@ test('R-1 ETag per representation, If-None-Match gives 304 with the same ETag an
   assert.equal(head.headers['content-length'], j.headers['content-length']);
 });
 
-test('R-1 the ETag changes when the user changes', async (t) => {
+for (const protocol of PROTOCOLS) test(`R-1 the ETag changes when the user changes (${protocol})`, async (t) => {
   const s = await started(t);
   const before = await get(s, '/user/alice', ROOT);
   const patched = await send(s, 'PATCH', '/user/alice', ROOT, { role: 'admin' }, { 'content-type': 'application/merge-patch+json' });
@@ -148,7 +148,7 @@ test('R-1 the ETag changes when the user changes', async (t) => {
 
 // --- R-2 ------------------------------------------------------------------------------------------
 
-test('R-2 a user reads themselves; an admin anyone (404 for unknown); anyone else 403 whether the target exists or not', async (t) => {
+for (const protocol of PROTOCOLS) test(`R-2 a user reads themselves; an admin anyone (404 for unknown); anyone else 403 whether the target exists or not (${protocol})`, async (t) => {
   const s = await started(t);
   assert.equal((await get(s, '/user/alice', ALICE)).status, 200);
   assert.equal((await get(s, '/user/alice', ROOT)).status, 200);
@@ -163,7 +163,7 @@ test('R-2 a user reads themselves; an admin anyone (404 for unknown); anyone els
   assert.equal(xmlOther.headers['content-type'], 'application/problem+xml; charset=utf-8');
 });
 
-test('R-2 / P-2 authentication: no or wrong credentials are 401 with the challenge; unknown user and wrong password alike', async (t) => {
+for (const protocol of PROTOCOLS) test(`R-2 / P-2 authentication: no or wrong credentials are 401 with the challenge; unknown user and wrong password alike (${protocol})`, async (t) => {
   const s = await started(t);
   const none = await get(s, '/user/alice');
   assert.equal(none.status, 401);
@@ -174,7 +174,7 @@ test('R-2 / P-2 authentication: no or wrong credentials are 401 with the challen
   assert.deepEqual(observable(unknown), observable(wrong));
 });
 
-test('R: a reset token (Bearer) never authorises the user routes: 401 with the usual challenges', async (t) => {
+for (const protocol of PROTOCOLS) test(`R: a reset token (Bearer) never authorises the user routes: 401 with the usual challenges (${protocol})`, async (t) => {
   const s = await started(t);
   const { token } = await s.service.users.issueResetToken('alice');
   const r = await get(s, '/user/alice', `Bearer ${token}`);
@@ -185,7 +185,7 @@ test('R: a reset token (Bearer) never authorises the user routes: 401 with the u
   assert.equal((await get(s, '/user/bob', ROOT)).status, 200);
 });
 
-test('R / T-3: over plain HTTP every R route is 403 https-required, before credentials are looked at', async (t) => {
+for (const protocol of PROTOCOLS) test(`R / T-3: over plain HTTP every R route is 403 https-required, before credentials are looked at (${protocol})`, async (t) => {
   const s = await started(t, { httpPort: 0 });
   for (const [method, path] of [['GET', '/user/alice'], ['GET', '/user/alice.xml?return_type=nope'], ['GET', '/user/'], ['POST', '/user/'], ['DELETE', '/user/bob'], ['PATCH', '/user/bob']] as const) {
     const r = await s.fetchPlain(path, { method, headers: { authorization: ROOT, accept: 'text/html' } });
@@ -195,7 +195,7 @@ test('R / T-3: over plain HTTP every R route is 403 https-required, before crede
   assert.equal((await get(s, '/user/bob', ROOT)).status, 200, 'nothing was deleted');
 });
 
-test('R-1 with Digest (--digest): curl --digest reads the user; the XML form too', async (t) => {
+for (const protocol of PROTOCOLS) test(`R-1 with Digest (--digest): curl --digest reads the user; the XML form too (${protocol})`, async (t) => {
   if (!(await hasCurl())) return t.skip('curl is not installed');
   const s = await started(t, { digest: true });
   const ca = join(s.dir, 'ca.pem');
@@ -212,7 +212,7 @@ test('R-1 with Digest (--digest): curl --digest reads the user; the XML form too
 
 // --- R-3 ------------------------------------------------------------------------------------------
 
-test('R-3 GET /user/ pages users by name with limit/after, Link rel="next" and the same URL in next', async (t) => {
+for (const protocol of PROTOCOLS) test(`R-3 GET /user/ pages users by name with limit/after, Link rel="next" and the same URL in next (${protocol})`, async (t) => {
   const s = await started(t);
   for (const name of ['carol', 'Zoe', 'émile']) await s.service.users.add(name, 'plum-initial-passphrase-9');
   const seen: string[] = [];
@@ -243,7 +243,7 @@ test('R-3 GET /user/ pages users by name with limit/after, Link rel="next" and t
   assert.equal(rest.next, null);
 });
 
-test('R-3 the XML page: <users><user>…</user>…<next>…</next></users>, parsed by a real parser', async (t) => {
+for (const protocol of PROTOCOLS) test(`R-3 the XML page: <users><user>…</user>…<next>…</next></users>, parsed by a real parser (${protocol})`, async (t) => {
   const s = await started(t);
   const r = await get(s, '/user/?limit=2&return_type=xml', ROOT);
   assert.equal(r.status, 200);
@@ -259,7 +259,7 @@ test('R-3 the XML page: <users><user>…</user>…<next>…</next></users>, pars
   assert.equal(last.children[1]?.attributes['xsi:nil'], 'true');
 });
 
-test('R-3 admins only (403 for a user, 401 without credentials); bad limit, repeated parameters: 400', async (t) => {
+for (const protocol of PROTOCOLS) test(`R-3 admins only (403 for a user, 401 without credentials); bad limit, repeated parameters: 400 (${protocol})`, async (t) => {
   const s = await started(t);
   assert.equal((await get(s, '/user/', ALICE)).status, 403);
   assert.equal((await get(s, '/user/')).status, 401);
@@ -277,7 +277,7 @@ test('R-3 admins only (403 for a user, 401 without credentials); bad limit, repe
 
 // --- R-4 ------------------------------------------------------------------------------------------
 
-test('R-4 POST /user/ creates a user: 201, Location, the R-1 representation; the new user can sign in', async (t) => {
+for (const protocol of PROTOCOLS) test(`R-4 POST /user/ creates a user: 201, Location, the R-1 representation; the new user can sign in (${protocol})`, async (t) => {
   const events: UserChangedEvent[] = [];
   const s = await started(t, { onUserChanged: (e) => void events.push(e) });
   const r = await send(s, 'POST', '/user/', ROOT, { name: 'carol', password: 'garnet-initial-passphrase-5' }, { 'content-type': 'application/json' });
@@ -296,7 +296,7 @@ test('R-4 POST /user/ creates a user: 201, Location, the R-1 representation; the
   assert.ok(events[0]?.at instanceof Date);
 });
 
-test('R-4 refusals: 409 exists, 400 names (U-2 amended), 422 policy, 415, 400 JSON, 403 non-admin, 401', async (t) => {
+for (const protocol of PROTOCOLS) test(`R-4 refusals: 409 exists, 400 names (U-2 amended), 422 policy, 415, 400 JSON, 403 non-admin, 401 (${protocol})`, async (t) => {
   const s = await started(t);
   const post = (body: unknown, auth: string | null = ROOT, type = 'application/json') => send(s, 'POST', '/user/', auth ?? undefined, body, { 'content-type': type });
   const exists = await post({ name: 'alice', password: 'another-initial-passphrase-1' });
@@ -324,7 +324,7 @@ test('R-4 refusals: 409 exists, 400 names (U-2 amended), 422 policy, 415, 400 JS
 
 // --- R-5 ------------------------------------------------------------------------------------------
 
-test('R-5 DELETE /user/{name}: 204, then 404; the reset tokens die with the user', async (t) => {
+for (const protocol of PROTOCOLS) test(`R-5 DELETE /user/{name}: 204, then 404; the reset tokens die with the user (${protocol})`, async (t) => {
   const s = await started(t);
   const { token } = await s.service.users.issueResetToken('bob');
   const r = await send(s, 'DELETE', '/user/bob', ROOT);
@@ -338,7 +338,7 @@ test('R-5 DELETE /user/{name}: 204, then 404; the reset tokens die with the user
   assert.equal(put.status, 401);
 });
 
-test('R-5 the last admin cannot be deleted (409); admins only', async (t) => {
+for (const protocol of PROTOCOLS) test(`R-5 the last admin cannot be deleted (409); admins only (${protocol})`, async (t) => {
   const s = await started(t);
   assert.equal((await send(s, 'DELETE', '/user/alice', BOB)).status, 403);
   assert.equal((await send(s, 'DELETE', '/user/zed', BOB)).status, 403);
@@ -354,7 +354,7 @@ test('R-5 the last admin cannot be deleted (409); admins only', async (t) => {
 
 // --- R-6 ------------------------------------------------------------------------------------------
 
-test('R-6 PATCH with application/merge-patch+json changes the role: 200 with the representation', async (t) => {
+for (const protocol of PROTOCOLS) test(`R-6 PATCH with application/merge-patch+json changes the role: 200 with the representation (${protocol})`, async (t) => {
   const s = await started(t);
   const r = await send(s, 'PATCH', '/user/bob', ROOT, { role: 'admin' }, { 'content-type': 'application/merge-patch+json', accept: 'application/xml' });
   assert.equal(r.status, 200);
@@ -366,7 +366,7 @@ test('R-6 PATCH with application/merge-patch+json changes the role: 200 with the
   assert.equal((await get(s, '/user/', BOB)).status, 403, 'a demotion counts from the next request');
 });
 
-test('R-6 refusals: 415 for other types, 422 naming any other member or a bad role, 409 for the last admin, 404, 403', async (t) => {
+for (const protocol of PROTOCOLS) test(`R-6 refusals: 415 for other types, 422 naming any other member or a bad role, 409 for the last admin, 404, 403 (${protocol})`, async (t) => {
   const s = await started(t);
   const patch = (path: string, body: unknown, type = 'application/merge-patch+json', auth = ROOT) => send(s, 'PATCH', path, auth, body, { 'content-type': type });
   assert.equal((await patch('/user/bob', { role: 'admin' }, 'application/json')).status, 415);
@@ -390,7 +390,7 @@ test('R-6 refusals: 415 for other types, 422 naming any other member or a bad ro
   assert.equal(json(empty)['role'], 'user');
 });
 
-test('E-4 / R-5 / R-6: If-Match with the user\'s ETag makes PATCH and DELETE safe against lost updates (412)', async (t) => {
+for (const protocol of PROTOCOLS) test(`E-4 / R-5 / R-6: If-Match with the user\'s ETag makes PATCH and DELETE safe against lost updates (412) (${protocol})`, async (t) => {
   const s = await started(t);
   const read = await get(s, '/user/bob', ROOT);
   const readXml = await get(s, '/user/bob.xml', ROOT);
@@ -412,7 +412,7 @@ test('E-4 / R-5 / R-6: If-Match with the user\'s ETag makes PATCH and DELETE saf
   assert.equal((await send(s, 'DELETE', '/user/alice', ROOT, undefined, { 'if-match': '*' })).status, 204);
 });
 
-test('E-4 two concurrent writes with the same If-Match: exactly one is performed, the other gets 412', async (t) => {
+for (const protocol of PROTOCOLS) test(`E-4 two concurrent writes with the same If-Match: exactly one is performed, the other gets 412 (${protocol})`, async (t) => {
   const s = await started(t);
   for (let round = 0; round < 3; round++) {
     const etag = String((await get(s, '/user/bob', ROOT)).headers['etag']);
@@ -439,7 +439,7 @@ test('E-4 two concurrent writes with the same If-Match: exactly one is performed
 
 // --- R-7 ------------------------------------------------------------------------------------------
 
-test('R-7 OPTIONS without credentials and 405 with the right Allow on every R path', async (t) => {
+for (const protocol of PROTOCOLS) test(`R-7 OPTIONS without credentials and 405 with the right Allow on every R path (${protocol})`, async (t) => {
   const s = await started(t);
   const cases: ReadonlyArray<readonly [string, string]> = [
     ['/user/alice', 'GET, PATCH, DELETE, HEAD, OPTIONS'],
@@ -455,7 +455,7 @@ test('R-7 OPTIONS without credentials and 405 with the right Allow on every R pa
   }
 });
 
-test('R-7 each change writes one audit line (who, what, which user, from where; never a password) and fires onUserChanged', async (t) => {
+for (const protocol of PROTOCOLS) test(`R-7 each change writes one audit line (who, what, which user, from where; never a password) and fires onUserChanged (${protocol})`, async (t) => {
   const events: UserChangedEvent[] = [];
   const s = await started(t, { onUserChanged: (e) => void events.push(e) });
   const pw = 'garnet-initial-passphrase-4';
@@ -480,7 +480,7 @@ test('R-7 each change writes one audit line (who, what, which user, from where; 
   assert.deepEqual(events.map((e) => [e.change, e.name, e.by]), [['created', 'frank', 'root'], ['role', 'frank', 'root'], ['deleted', 'frank', 'root']]);
 });
 
-test('R-7 / A-4 an onUserChanged hook that throws is logged and does not undo the change', async (t) => {
+for (const protocol of PROTOCOLS) test(`R-7 / A-4 an onUserChanged hook that throws is logged and does not undo the change (${protocol})`, async (t) => {
   const s = await started(t, {
     onUserChanged: () => {
       throw new Error('hook broke');
@@ -495,7 +495,7 @@ test('R-7 / A-4 an onUserChanged hook that throws is logged and does not undo th
 
 // --- P-8 across routes ----------------------------------------------------------------------------
 
-test('P-8 one budget per account whichever route the guesses come through (GET /user/{name}, then PUT password)', async (t) => {
+for (const protocol of PROTOCOLS) test(`P-8 one budget per account whichever route the guesses come through (GET /user/{name}, then PUT password) (${protocol})`, async (t) => {
   const s = await started(t);
   for (let i = 0; i < 5; i++) assert.equal((await get(s, '/user/alice', basic('alice', `wrong-guess-${i}`))).status, 401);
   // The sixth guess, on another route and with the right password, is throttled: the account's budget is spent.
@@ -508,7 +508,7 @@ test('P-8 one budget per account whichever route the guesses come through (GET /
 
 // --- U-2 amended ------------------------------------------------------------------------------------
 
-test('U-2 /user/a%2Ejson is the user a.json, not an extension; /user/a.json is a as JSON', async (t) => {
+for (const protocol of PROTOCOLS) test(`U-2 /user/a%2Ejson is the user a.json, not an extension; /user/a.json is a as JSON (${protocol})`, async (t) => {
   const s = await started(t);
   await s.service.users.add('a', 'plain-a-initial-passphrase-1', { role: 'admin' });
   const viaExtension = await get(s, '/user/a.json', ROOT);
@@ -520,7 +520,7 @@ test('U-2 /user/a%2Ejson is the user a.json, not an extension; /user/a.json is a
   assert.equal(yaml.status, 404, 'only .json/.xml are extensions: "alice.yaml" is a name');
 });
 
-test('U-2 a store that already holds a.json still loads; the user is reached as /user/a%2Ejson, reads and changes work', async (t) => {
+for (const protocol of PROTOCOLS) test(`U-2 a store that already holds a.json still loads; the user is reached as /user/a%2Ejson, reads and changes work (${protocol})`, async (t) => {
   const dir = await tempDir(t);
   const store = join(dir, 'users.json');
   // Written straight into the store, as an older version (before the amendment) could have.
@@ -550,7 +550,7 @@ test('U-2 a store that already holds a.json still loads; the user is reached as 
 
 // --- A-2: an embedder's resource that needs the caller --------------------------------------------
 
-test('A-2 / R-1 an embedder\'s loader asks context.authenticate(): same machinery, private, 401/403 as thrown', async (t) => {
+for (const protocol of PROTOCOLS) test(`A-2 / R-1 an embedder\'s loader asks context.authenticate(): same machinery, private, 401/403 as thrown (${protocol})`, async (t) => {
   const s = await started(t, {
     resources: {
       whoami: async (query, context) => {
