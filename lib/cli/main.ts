@@ -1,13 +1,11 @@
-import { existsSync, readFileSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { resolveConfig, type ServiceOptions } from '../config.js';
 import { ServiceError } from '../errors.js';
 import { createService, type Service } from '../service.js';
 import { parseCommandLine, UsageError, type FlagValue } from './args.js';
 import type { CliIO, Command, CommandContext } from './command.js';
 import { COMMANDS } from './commands.js';
+import { packageVersion } from '../package-version.js';
 import { describe } from './describe.js';
 import { commandHelp, groupHelp, programHelp } from './help.js';
 
@@ -21,7 +19,7 @@ export async function main(argv: readonly string[], io: CliIO, commands: readonl
     const parsed = parseCommandLine(argv, io.env, commands);
     switch (parsed.kind) {
       case 'version':
-        io.stdout.write(`${version()}\n`);
+        io.stdout.write(`${packageVersion() ?? 'unknown'}\n`);
         return 0;
       case 'help':
         io.stdout.write(helpFor(parsed.command, parsed.group, commands) + '\n');
@@ -119,16 +117,3 @@ function redact(value: string): string {
   return value.replace(/^([a-z][a-z0-9+.-]*:\/\/[^/:@]*:)[^/@]*@/i, '$1***@');
 }
 
-/** The package version, found by walking up from this module to our package.json. */
-function version(): string {
-  let dir = dirname(fileURLToPath(import.meta.url));
-  for (let i = 0; i < 5; i++) {
-    const candidate = join(dir, 'package.json');
-    if (existsSync(candidate)) {
-      const pkg = JSON.parse(readFileSync(candidate, 'utf8')) as { name?: string; version?: string };
-      if (pkg.name === 'httpskit' && pkg.version !== undefined) return pkg.version;
-    }
-    dir = dirname(dir);
-  }
-  return 'unknown';
-}

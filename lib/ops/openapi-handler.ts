@@ -11,7 +11,7 @@ export function createOpenApiHandler(): () => Reply {
   // Built at the first request: a service that is never asked pays nothing.
   return () =>
     (reply ??= (() => {
-      const body = JSON.stringify(openApiDocument(packageVersion()));
+      const body = JSON.stringify(openApiDocument(packageVersion() ?? '0.0.0'));
       return {
         status: 200,
         headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-cache' },
