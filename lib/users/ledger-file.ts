@@ -67,6 +67,8 @@ export function createFileLedgers(o: FileLedgerOptions): FileLedgers {
   const addresses = new Map<string, number[]>();
   const nonces = new Map<string, { nc: number; expiresAt: number }>();
   const issued = new Map<string, number[]>();
+  // The window issuances are counted in (take()'s argument); compaction keeps what is inside it.
+  let issuanceWindowMs = 3_600_000;
   const leases = new Map<string, Lease>();
   const pending = new Set<PendingFailure>();
   // Leases ended in memory ahead of their line ("e" or "f"): a start-over must not bring them back.
@@ -245,7 +247,7 @@ export function createFileLedgers(o: FileLedgerOptions): FileLedgers {
     for (const [account, a] of accounts) lines.push({ a: [account, a.failures, a.lockedUntil] });
     for (const [address, times] of addresses) for (const at of recent(times, policy.addressWindowMs, t)) lines.push({ f: [null, address, at] });
     for (const [nonce, n] of nonces) if (n.expiresAt > t) lines.push({ n: [nonce, n.nc, n.expiresAt] });
-    for (const [account, times] of issued) for (const at of times) if (at + 3_600_000 > t) lines.push({ i: [account, at] });
+    for (const [account, times] of issued) for (const at of recent(times, issuanceWindowMs, t)) lines.push({ i: [account, at] });
     for (const [id, lease] of leases) if (lease.expiresAt > t) lines.push({ l: [id, lease.account ?? null, lease.address, lease.expiresAt] });
     // Under the lock (append's caller holds it), so no other process appends before the rename;
     // writeDurably starts from a fresh 0600 temporary file, whatever a crash left behind (U-1).
@@ -374,6 +376,7 @@ export function createFileLedgers(o: FileLedgerOptions): FileLedgers {
       take: (account, max, windowMs) =>
         locked(async () => {
           const t = now();
+          issuanceWindowMs = Math.max(issuanceWindowMs, windowMs);
           // Names are the caller's to choose (P-12 answers alike whether the user exists): forget
           // those whose window has passed, or the table grows with every name ever asked for.
           for (const [key, at] of issued) if (recent(at, windowMs, t).length === 0) issued.delete(key);
