@@ -3,11 +3,10 @@ import { parseContentType } from '../http/body.js';
 import type { RequestContext } from '../http/context.js';
 import { requirePreconditions } from '../http/preconditions.js';
 import { HttpError, problem } from '../http/problem.js';
-import { decodeComponent } from '../http/query.js';
 import type { Reply } from '../http/reply.js';
-import { checkUserName } from '../users/names.js';
 import { decodeUtf8Strict, hasLoneSurrogate } from '../users/prepare.js';
 import { PasswordPolicyError, type Users } from '../users/users.js';
+import { segmentUserName } from './user-view.js';
 
 export interface PasswordHandlerOptions {
   readonly users: Users;
@@ -24,7 +23,7 @@ const NO_CONTENT: Reply = { status: 204, headers: { 'cache-control': 'no-store' 
 export function createPasswordHandlers(o: PasswordHandlerOptions) {
   async function put(ctx: RequestContext, params: Readonly<Record<string, string>>): Promise<Reply> {
     requireTransport(ctx);
-    const target = targetName(params['name'] ?? '');
+    const target = segmentUserName(params['name'] ?? '');
     const who = await o.auth.authenticate(ctx, { bearer: true, bearerFor: target });
     // P-3: a user changes their own password; an admin anyone's (404 if absent); others 403.
     if (who.caller !== target) {
@@ -61,7 +60,7 @@ export function createPasswordHandlers(o: PasswordHandlerOptions) {
     const text = decodeUtf8Strict(await ctx.readBody(o.maxBodyBytes));
     if (text === undefined) throw badRequest('The body is not valid UTF-8.');
     const { oldpasswd, newpasswd } = parseForm(text);
-    const target = targetName(params['name'] ?? '');
+    const target = segmentUserName(params['name'] ?? '');
     const account = target ?? params['name'] ?? '';
     const attempt = await o.auth.gate(account, ctx.address);
     try {
@@ -101,14 +100,6 @@ export function requireTransport(ctx: RequestContext): void {
     throw new HttpError(problem(403, 'https-required', { detail: 'Password operations are accepted only over HTTPS.' }), { connection: 'close' });
   }
   if (ctx.rawQuery !== undefined) throw badRequest('Password operations take no query string; send nothing secret in a URL.');
-}
-
-/** The path's user name, NFC, or undefined when it cannot be a user (such a user does not exist). */
-function targetName(segment: string): string | undefined {
-  const decoded = decodeComponent(segment, false);
-  if (decoded === undefined) return undefined;
-  const check = checkUserName(decoded);
-  return check.ok ? check.name : undefined;
 }
 
 function parseForm(text: string): { oldpasswd: string; newpasswd: string } {

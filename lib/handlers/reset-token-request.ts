@@ -4,10 +4,9 @@
 // lookup, the issuance and the delivery all run after the answer is written, so nothing that
 // differs between those cases (a store write and fsync for a real user) is on the response's path.
 import type { RequestContext } from '../http/context.js';
-import { decodeComponent } from '../http/query.js';
 import type { Reply } from '../http/reply.js';
-import { checkUserName } from '../users/names.js';
 import { requireTransport } from './password.js';
+import { segmentUserName } from './user-view.js';
 
 export interface ResetTokenRequestOptions {
   /** P-8: counts the request against the client address's budget; throws 429 (or 503) beyond it. */
@@ -30,9 +29,8 @@ export function createResetTokenRequestHandler(o: ResetTokenRequestOptions) {
     // A body is not needed and is ignored, but it is read (up to the limit: 413 beyond) so the
     // connection stays usable for the next request.
     await ctx.readBody(o.maxBodyBytes);
-    const decoded = decodeComponent(params['name'] ?? '', false);
-    const check = decoded === undefined ? undefined : checkUserName(decoded);
-    if (check?.ok === true) void o.issue(check.name);
+    const name = segmentUserName(params['name'] ?? '');
+    if (name !== undefined) void o.issue(name);
     return ACCEPTED;
   };
 }

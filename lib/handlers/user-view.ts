@@ -66,6 +66,16 @@ export function userName(decoded: string): string | undefined {
   return check.ok ? check.name : undefined;
 }
 
+/**
+ * The user a raw path segment names, with no extension read into it (the password and reset-token
+ * routes): percent-decoded, NFC; undefined when it cannot name a user, malformed encoding included
+ * (such a user does not exist, and those routes answer as for one that does not).
+ */
+export function segmentUserName(segment: string): string | undefined {
+  const decoded = decodeComponent(segment, false);
+  return decoded === undefined ? undefined : userName(decoded);
+}
+
 function iso(t: number | Date): string {
   return (typeof t === 'number' ? new Date(t) : t).toISOString();
 }
