@@ -6,6 +6,7 @@ import { parseCommandLine, UsageError, type FlagValue } from './args.js';
 import type { CliIO, Command, CommandContext } from './command.js';
 import { COMMANDS } from './commands.js';
 import { packageVersion } from '../package-version.js';
+import { isPostgresUrl } from '../users/postgres/postgres-options.js';
 import { describe } from './describe.js';
 import { commandHelp, groupHelp, programHelp } from './help.js';
 
@@ -64,15 +65,11 @@ function helpFor(command: Command | undefined, group: string | undefined, comman
 async function open(command: Command, options: ServiceOptions, sources: ReadonlyMap<string, FlagValue>): Promise<Service> {
   const service = inFlagTerms(() => createService(options), command, sources);
   const store = service.config.store;
-  if (command.store === 'existing' && !isUrl(options.store ?? store) && !(await storeExists(store))) {
+  // A database URL (S-1) is the database's business; only file paths are checked here.
+  if (command.store === 'existing' && !isPostgresUrl(options.store ?? store) && !(await storeExists(store))) {
     throw new Error(`no user store at ${store} (nothing was created; "${PROGRAM} user add" creates one)`);
   }
   return service;
-}
-
-/** A database URL (S-1) is the database's business; only file paths are checked here. */
-function isUrl(store: string): boolean {
-  return /^postgres(ql)?:\/\//i.test(store);
 }
 
 /** A file store exists when its snapshot or its journal does (the store recovers from either). */
