@@ -2,7 +2,6 @@ import type { RequestContext } from '../http/context.js';
 import { HttpError, problem } from '../http/problem.js';
 import { GateFullError } from '../users/hash-gate.js';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ServiceError, STORE_UNAVAILABLE } from '../errors.js';
 import type { NonceLedger, Outcome, ThrottleLedger } from '../users/ledgers.js';
 import type { UserRecord } from '../users/store.js';
 import { addressKey } from '../users/throttle.js';
@@ -79,7 +78,7 @@ export function createAuthenticator(o: AuthenticatorOptions) {
     const key = addressKey(address);
     const deadline = performance.now() + busyWaitMs;
     for (let pause = 10; ; pause = Math.min(pause * 2, 100)) {
-      const reservation = await storeSafe(() => o.throttle.reserve(account, key));
+      const reservation = await overloadSafe(() => o.throttle.reserve(account, key));
       if (reservation.ok) return attempt(reservation.id, account, key);
       o.onRefused?.(reservation.reason);
       if (reservation.reason === 'locked') throw throttled(reservation.retryAfterSeconds);
@@ -97,7 +96,7 @@ export function createAuthenticator(o: AuthenticatorOptions) {
     const settle = (outcome: Outcome) => async (): Promise<void> => {
       if (!open) return;
       open = false;
-      await storeSafe(() => o.throttle.settle(id, account, address, outcome));
+      await overloadSafe(() => o.throttle.settle(id, account, address, outcome));
     };
     return { fail: settle('fail'), succeed: settle('success'), release: settle('none') };
   }
@@ -114,7 +113,7 @@ export function createAuthenticator(o: AuthenticatorOptions) {
     const name = creds.name.normalize('NFC');
     const attempt = await gate(name, ctx.address);
     try {
-      const record = await storeSafe(() => o.users.verify(name, creds.password));
+      const record = await overloadSafe(() => o.users.verify(name, creds.password));
       if (record === undefined) {
         await attempt.fail();
         throw unauthorized();
@@ -133,10 +132,10 @@ export function createAuthenticator(o: AuthenticatorOptions) {
     if (params === undefined || params === 'malformed') {
       throw new HttpError(problem(400, 'bad-request', { detail: 'Malformed Digest credentials (RFC 7616).' }), { 'www-authenticate': challenges() });
     }
-    const resolved = params.userhash ? await storeSafe(() => o.users.findByUserhash(params.algorithm, o.realm, params.username)) : params.username;
+    const resolved = params.userhash ? await overloadSafe(() => o.users.findByUserhash(params.algorithm, o.realm, params.username)) : params.username;
     const attempt = await gate(resolved ?? params.username, ctx.address);
     try {
-      const record = resolved === undefined ? undefined : await storeSafe(() => o.users.get(resolved));
+      const record = resolved === undefined ? undefined : await overloadSafe(() => o.users.get(resolved));
       return await settleDigest(attempt, d, params, record, ctx);
     } finally {
       await attempt.release();
@@ -158,7 +157,7 @@ export function createAuthenticator(o: AuthenticatorOptions) {
     switch (verdict.result) {
       case 'ok':
         // P-10 (amended): a count is good once, in every process that shares the store, after restarts too.
-        if (!(await storeSafe(() => o.nonces.claim(verdict.nonce, verdict.count, verdict.expiresAt)))) {
+        if (!(await overloadSafe(() => o.nonces.claim(verdict.nonce, verdict.count, verdict.expiresAt)))) {
           await attempt.fail();
           throw unauthorized();
         }
@@ -180,7 +179,7 @@ export function createAuthenticator(o: AuthenticatorOptions) {
     const token = parseBearer(header);
     const attempt = await gate(target ?? '', ctx.address);
     try {
-      if (token === undefined || token === 'malformed' || target === undefined || !(await storeSafe(() => o.users.hasResetToken(target, token)))) {
+      if (token === undefined || token === 'malformed' || target === undefined || !(await overloadSafe(() => o.users.hasResetToken(target, token)))) {
         await attempt.fail();
         throw unauthorized({ bearer: true });
       }
@@ -221,23 +220,6 @@ export async function overloadSafe<T>(task: () => Promise<T>): Promise<T> {
   } catch (error) {
     if (error instanceof GateFullError) {
       throw new HttpError(problem(503, 'overloaded', { detail: 'Too many password operations at once; retry shortly.' }), { 'retry-after': '1' });
-    }
-    throw error;
-  }
-}
-
-/**
- * Like overloadSafe, and a store that cannot answer (locked too long, unreachable database) is a
- * 503 too (S-6): never a 401 for credentials that could not be checked.
- */
-export async function storeSafe<T>(task: () => Promise<T>): Promise<T> {
-  try {
-    return await overloadSafe(task);
-  } catch (error) {
-    if (error instanceof ServiceError && STORE_UNAVAILABLE.has(error.code)) {
-      throw new HttpError(problem(503, 'overloaded', { detail: 'The user store cannot answer right now; nothing was changed. Retry shortly.' }), {
-        'retry-after': '1',
-      });
     }
     throw error;
   }

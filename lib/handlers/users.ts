@@ -16,6 +16,7 @@ import type { Caller, Resource } from '../resources/resource.js';
 import { decodeUtf8Strict, hasLoneSurrogate } from '../users/prepare.js';
 import { PasswordPolicyError } from '../users/users.js';
 import { requireHttps } from './caller.js';
+import { policyError } from './password.js';
 import { contentTypeOf, notAcceptable, PRIVATE, representationEtags, serialize, VARY_ACCEPT } from './representation.js';
 import { PAGE_SHAPE, pathUserName, USER_SHAPE, userName, userPath, userView, type UserLike } from './user-view.js';
 
@@ -271,9 +272,7 @@ function parseRolePatch(body: unknown): Role | undefined {
 
 /** users.add's failures as R-4 says: 400 for a name (reason in detail), 409 for an existing one, 422 for the policy. */
 function userError(error: unknown): unknown {
-  if (error instanceof PasswordPolicyError) {
-    return new HttpError(problem(422, 'password-policy', { detail: 'The password does not meet the password policy.', violations: [...error.violations] }));
-  }
+  if (error instanceof PasswordPolicyError) return policyError(error);
   if (error instanceof ServiceError) {
     if (error.code === 'ERR_USER_EXISTS') return new HttpError(problem(409, 'conflict', { detail: 'A user of that name exists.' }));
     if (error.code === 'ERR_INVALID_NAME') return badRequest(`The user name is not allowed: ${error.message}. ${NAME_RULES}`);

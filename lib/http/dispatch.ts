@@ -110,9 +110,10 @@ export function createDispatcher(options: DispatchOptions): RequestHandler {
       p = error.problem;
       headers = error.headers;
     } else if (error instanceof ServiceError && STORE_UNAVAILABLE.has(error.code)) {
-      // The store is busy (another process holds the lock) or cannot write: nothing was changed.
+      // S-6: the store is busy (another process holds the lock), unreachable or cannot write:
+      // nothing was changed, and credentials that could not be checked never get a 401.
       log.warn('store unavailable', { id: ctx.id, code: error.code });
-      p = problem(503, 'overloaded', { detail: 'The user store is busy; nothing was changed. Retry shortly.' });
+      p = problem(503, 'overloaded', { detail: 'The user store cannot answer right now; nothing was changed. Retry shortly.' });
       headers = { 'retry-after': '1' };
     } else {
       log.error('unhandled error', error, { id: ctx.id });
