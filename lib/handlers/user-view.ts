@@ -21,8 +21,15 @@ export interface UserLike {
   readonly passwordChangedAt: number | Date;
 }
 
+/** Views of records already shown. Only frozen ones: a store replaces a record on every write, never changes it. */
+const views = new WeakMap<UserLike, UserView>();
+
 export function userView(u: UserLike): UserView {
-  return { name: u.name, role: u.role, createdAt: iso(u.createdAt), passwordChangedAt: iso(u.passwordChangedAt) };
+  const known = views.get(u);
+  if (known !== undefined) return known;
+  const view: UserView = Object.freeze({ name: u.name, role: u.role, createdAt: iso(u.createdAt), passwordChangedAt: iso(u.passwordChangedAt) });
+  if (Object.isFrozen(u)) views.set(u, view);
+  return view;
 }
 
 /** R-3: a page, `{"users": […], "next": "/user/?after=…&limit=…" | null}`. */

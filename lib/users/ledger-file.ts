@@ -3,19 +3,31 @@
 // reset token) is appended to a side file beside the store, `<store>.ledger`, one JSON line each,
 // fsync'ed before the answer. Every process that shares the store reads the others' lines before
 // it decides, and decisions that must be atomic across processes (a lease, a nonce count, an
-// issuance) are taken under the store's cross-process lock. Attempts in flight (leases) are written
-// too, without fsync: every process must count them (P-8 amended: two servers on one store do not
-// double the guesses), and a crashed process's leases expire.
+// issuance) are taken under the store's cross-process lock.
+//
+// Attempts in flight (leases) must be counted by every server on the store (P-8 amended: two
+// servers on one store do not double the guesses), but a server alone on its store need not tell
+// anyone: it keeps them in memory, and a login that succeeds writes nothing at all. A server
+// announces itself ("p") before its first attempt; one that sees a newcomer writes out its leases
+// and acknowledges ("k"), and the newcomer waits for those acknowledgements before it admits an
+// attempt. From then on both write their leases, until one is alone again (it left with "q", or its
+// process is gone: ledger-peers.ts). A crashed process's leases expire.
 //
 // Lines: {"f":[account|null,address,at,lease?]} failure · {"s":account} success · {"a":[account,failures,lockedUntil]}
 // account state (compaction) · {"n":[nonce,nc,expiresAt]} · {"i":[account,at]} ·
-// {"l":[lease,account|null,address,expiresAt]} attempt in flight · {"e":lease} (alone or on an "s" line) it ended.
+// {"l":[lease,account|null,address,expiresAt]} attempt in flight · {"e":lease} (alone or on an "s" line) it ended ·
+// {"p":[server,pid,host]} a server joined · {"q":server} it left · {"k":[server,newcomer]} its leases are written.
+// A lease id is "<server>.<n>": the leases of a server found gone go with it.
 import { randomBytes } from 'node:crypto';
+import { statSync, watch, type FSWatcher } from 'node:fs';
 import { open, stat } from 'node:fs/promises';
+import { basename, dirname } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { ServiceError } from '../errors.js';
 import { errorCode, writeDurably } from './store-files.js';
 import { assertOwner } from './store-safety.js';
 import { lockMs, type Ledgers, type Outcome, type Reservation, type ThrottlePolicy } from './ledgers.js';
+import { PeerTable } from './ledger-peers.js';
 
 export interface FileLedgerOptions {
   readonly path: string;
@@ -29,6 +41,8 @@ export interface FileLedgerOptions {
   readonly compactBytes?: number;
   /** Told about a line that does not parse (skipped) or a failed compaction. */
   readonly warn?: (message: string) => void;
+  /** How long a server that joins waits for the others to write out their leases. @default 2000 */
+  readonly joinWaitMs?: number;
 }
 
 interface Account {
@@ -49,11 +63,15 @@ interface Lease {
   readonly account: string | undefined;
   readonly address: string;
   readonly expiresAt: number;
+  /** In the side file: its end must be written too. Ours stay unwritten while we are alone. */
+  published: boolean;
 }
 
 export interface FileLedgers extends Ledgers {
   /** Reads the side file (creating nothing); call once before use. */
   load(): Promise<void>;
+  /** A server that announced itself says goodbye (others may go back to keeping leases in memory). */
+  leave(): Promise<void>;
   size(): { accounts: number; addresses: number; nonces: number; issued: number };
 }
 
@@ -62,6 +80,8 @@ export function createFileLedgers(o: FileLedgerOptions): FileLedgers {
   const maxEntries = o.maxEntries ?? 10_000;
   const compactBytes = o.compactBytes ?? 1024 * 1024;
   const evictBatch = Math.max(1, Math.floor(maxEntries / 10));
+  const joinWaitMs = o.joinWaitMs ?? 2_000;
+  const fileName = basename(path);
 
   const accounts = new Map<string, Account>();
   const addresses = new Map<string, number[]>();
@@ -80,6 +100,20 @@ export function createFileLedgers(o: FileLedgerOptions): FileLedgers {
   // live state larger than compactBytes would be rewritten on every append.
   let compactedSize = 0;
   let tail: Promise<unknown> = Promise.resolve();
+
+  // This process as a server on the store: its id (a prefix of its lease ids), the other servers,
+  // the newcomers it owes an acknowledgement, and every acknowledgement seen ("<from> <to>").
+  const self = randomBytes(9).toString('base64url');
+  let leaseCount = 0;
+  const peers = new PeerTable();
+  const seenPeers = new Set<string>();
+  const owed = new Set<string>();
+  const acks = new Set<string>();
+  let joining: Promise<void> | undefined;
+  let member = false;
+  let left = false;
+  let watcher: FSWatcher | undefined;
+  let watchBusy = false;
 
   /**
    * One at a time in this process: catch-ups and appends both move `offset`. A side file that
@@ -141,7 +175,7 @@ export function createFileLedgers(o: FileLedgerOptions): FileLedgers {
       applyFailure(f[0], f[1], f[2]);
       if (typeof f[3] === 'string') leases.delete(f[3]);
     } else if (Array.isArray(l) && typeof l[0] === 'string' && (typeof l[1] === 'string' || l[1] === null) && typeof l[2] === 'string' && typeof l[3] === 'number') {
-      leases.set(l[0], { account: l[1] ?? undefined, address: l[2], expiresAt: l[3] });
+      leases.set(l[0], { account: l[1] ?? undefined, address: l[2], expiresAt: l[3], published: true });
     } else if (typeof e['s'] === 'string') {
       accounts.delete(e['s']);
     } else if (Array.isArray(e['a']) && typeof e['a'][0] === 'string' && typeof e['a'][1] === 'number' && typeof e['a'][2] === 'number') {
@@ -153,6 +187,19 @@ export function createFileLedgers(o: FileLedgerOptions): FileLedgers {
       const times = issued.get(e['i'][0]) ?? [];
       times.push(e['i'][1]);
       issued.set(e['i'][0], times);
+    } else if (Array.isArray(e['p']) && typeof e['p'][0] === 'string' && typeof e['p'][1] === 'number' && typeof e['p'][2] === 'string') {
+      const id = e['p'][0];
+      if (id === self) return;
+      peers.add(id, { pid: e['p'][1], host: e['p'][2] });
+      // A newcomer (not one re-read after a compaction) waits for our leases before it admits any.
+      if (!seenPeers.has(id) && member) owed.add(id);
+      seenPeers.add(id);
+    } else if (typeof e['q'] === 'string') {
+      peers.delete(e['q']);
+      owed.delete(e['q']);
+      dropLeasesOf(e['q']);
+    } else if (Array.isArray(e['k']) && typeof e['k'][0] === 'string' && typeof e['k'][1] === 'string') {
+      acks.add(`${e['k'][0]} ${e['k'][1]}`);
     } else {
       o.warn?.(`${path}: skipped a line of an unknown kind`);
     }
@@ -160,6 +207,7 @@ export function createFileLedgers(o: FileLedgerOptions): FileLedgers {
 
   function reset(): void {
     leases.clear();
+    peers.clear();
     accounts.clear();
     addresses.clear();
     nonces.clear();
@@ -169,6 +217,7 @@ export function createFileLedgers(o: FileLedgerOptions): FileLedgers {
 
   /** Applies what any process appended since we last looked (a compaction elsewhere: all of it). */
   async function catchUp(): Promise<void> {
+    if (!changed()) return;
     let info = await stat(path).catch((error: unknown) => {
       if (errorCode(error) !== 'ENOENT') throw error;
       return undefined;
@@ -207,6 +256,21 @@ export function createFileLedgers(o: FileLedgerOptions): FileLedgers {
     } finally {
       await handle.close();
     }
+  }
+
+  /**
+   * Whether the side file differs from what has been applied. Synchronous: one stat of a local
+   * file costs microseconds, a third of what the thread-pool round trip of an asynchronous one costs.
+   */
+  function changed(): boolean {
+    let info;
+    try {
+      info = statSync(path, { throwIfNoEntry: false });
+    } catch {
+      return true; // let catchUp() meet the error
+    }
+    if (info === undefined) return ino !== -1;
+    return info.ino !== ino || info.size !== offset;
   }
 
   /** The side file is gone: forget it all but what is still on its way to it. */
@@ -248,7 +312,18 @@ export function createFileLedgers(o: FileLedgerOptions): FileLedgers {
     for (const [address, times] of addresses) for (const at of recent(times, policy.addressWindowMs, t)) lines.push({ f: [null, address, at] });
     for (const [nonce, n] of nonces) if (n.expiresAt > t) lines.push({ n: [nonce, n.nc, n.expiresAt] });
     for (const [account, times] of issued) for (const at of recent(times, issuanceWindowMs, t)) lines.push({ i: [account, at] });
-    for (const [id, lease] of leases) if (lease.expiresAt > t) lines.push({ l: [id, lease.account ?? null, lease.address, lease.expiresAt] });
+    for (const [id, lease] of leases) {
+      if (lease.expiresAt <= t) continue;
+      lines.push({ l: [id, lease.account ?? null, lease.address, lease.expiresAt] });
+      lease.published = true; // its end must be written now
+    }
+    const live = peers.live(dropLeasesOf);
+    if (member) lines.push({ p: [self, process.pid, peers.host] });
+    for (const [id, peer] of live) lines.push({ p: [id, peer.pid, peer.host] });
+    for (const ack of acks) {
+      const [from = '', to = ''] = ack.split(' ');
+      if ((from === self || live.has(from)) && (to === self || live.has(to))) lines.push({ k: [from, to] });
+    }
     // Under the lock (append's caller holds it), so no other process appends before the rename;
     // writeDurably starts from a fresh 0600 temporary file, whatever a crash left behind (U-1).
     await writeDurably(path, lines.map((line) => `${JSON.stringify(line)}\n`).join(''));
@@ -260,21 +335,107 @@ export function createFileLedgers(o: FileLedgerOptions): FileLedgers {
     for (const p of pending) p.written = true;
   }
 
-  /** Under the cross-process lock: catch up, decide, append what was decided. */
+  /** Under the cross-process lock: catch up (answering newcomers), decide, append what was decided. */
   const locked = <T>(task: () => Promise<T>): Promise<T> =>
     queued(() =>
       o.exclusive(async () => {
         await catchUp();
+        if (owed.size > 0) await acknowledge();
         return task();
       }),
     );
+
+  /** Under the lock: our leases into the side file, then a "k" line for each newcomer waiting for them. */
+  async function acknowledge(): Promise<void> {
+    const lines: unknown[] = [];
+    const written: Lease[] = [];
+    const t = now();
+    for (const [id, lease] of leases) {
+      if (lease.published || lease.expiresAt <= t) continue;
+      lines.push({ l: [id, lease.account ?? null, lease.address, lease.expiresAt] });
+      written.push(lease);
+    }
+    const newcomers = [...owed];
+    for (const peer of newcomers) lines.push({ k: [self, peer] });
+    // Marked before the write: an attempt that ends while it is under way must write its end.
+    for (const lease of written) lease.published = true;
+    try {
+      await append(lines, false);
+    } catch (error) {
+      for (const lease of written) lease.published = false;
+      throw error;
+    }
+    for (const peer of newcomers) owed.delete(peer);
+  }
+
+  /** The leases of a server that left or whose process is gone. */
+  function dropLeasesOf(server: string): void {
+    const prefix = `${server}.`;
+    for (const id of leases.keys()) if (id.startsWith(prefix)) leases.delete(id);
+  }
+
+  /** No other live server on the store: our attempts in flight may stay in memory. */
+  function alone(): boolean {
+    return peers.live(dropLeasesOf).size === 0;
+  }
+
+  /**
+   * Announces this server before its first attempt, and waits (at most joinWaitMs) until every
+   * server already on the store has written out its attempts in flight, so none goes uncounted.
+   */
+  function join(): Promise<void> {
+    joining ??= (async () => {
+      watchSideFile();
+      await locked(async () => {
+        await append([{ p: [self, process.pid, peers.host] }], false);
+        member = true;
+      });
+      const waitFor = [...peers.live(dropLeasesOf).keys()];
+      const deadline = performance.now() + joinWaitMs;
+      for (;;) {
+        const live = peers.live(dropLeasesOf);
+        const silent = waitFor.filter((id) => live.has(id) && !acks.has(`${id} ${self}`));
+        if (silent.length === 0) return;
+        if (performance.now() >= deadline) {
+          o.warn?.(`${path}: ${silent.length} other server(s) on this store did not answer within ${joinWaitMs} ms; attempts they had in flight were not counted here`);
+          return;
+        }
+        await sleep(10);
+        await queued(catchUp);
+      }
+    })();
+    // A failed announcement is tried again by the next attempt.
+    joining.catch(() => (joining = undefined));
+    return joining;
+  }
+
+  /**
+   * Another server's announcement must be answered even when no request comes here to notice it:
+   * the directory is watched (the side file is replaced by compactions) and every change of the
+   * side file is caught up with. Without a watcher a newcomer waits joinWaitMs and says so.
+   */
+  function watchSideFile(): void {
+    try {
+      watcher = watch(dirname(path), { persistent: false }, (_event, name) => {
+        if ((name !== null && name !== fileName) || watchBusy || !changed()) return;
+        watchBusy = true;
+        queued(catchUp)
+          .then(() => (owed.size > 0 ? locked(async () => undefined) : undefined))
+          .catch((error: unknown) => o.warn?.(`${path}: ${(error as Error).message}`))
+          .finally(() => (watchBusy = false));
+      });
+      watcher.on('error', () => watcher?.close());
+    } catch {
+      watcher = undefined;
+    }
+  }
 
   function dropExpiredLeases(t: number): void {
     for (const [id, lease] of leases) if (lease.expiresAt <= t) leases.delete(id);
   }
 
-  /** Decides a reservation on what memory holds; with `record`, takes the lease. */
-  function reserveNow(account: string | undefined, address: string, record: boolean): Reservation {
+  /** Decides a reservation on what memory holds; with `record`, takes the lease (`published`: in the side file). */
+  function reserveNow(account: string | undefined, address: string, record: boolean, published = false): Reservation {
     const t = now();
     dropExpiredLeases(t);
     const state = account === undefined ? undefined : accounts.get(account);
@@ -290,24 +451,39 @@ export function createFileLedgers(o: FileLedgerOptions): FileLedgers {
     }
     if (forAccount > 0 && (state?.failures ?? 0) + forAccount >= policy.accountFreeFailures) return { ok: false, reason: 'busy' };
     if (forAddress > 0 && times.length + forAddress >= policy.addressMaxFailures) return { ok: false, reason: 'busy' };
-    const id = randomBytes(12).toString('base64url');
-    if (record) leases.set(id, { account, address, expiresAt: t + policy.leaseMs });
+    if (!record) return { ok: true, id: '' };
+    const id = `${self}.${(leaseCount++).toString(36)}`;
+    leases.set(id, { account, address, expiresAt: t + policy.leaseMs, published });
     return { ok: true, id };
   }
 
   return {
     load: () => queued(catchUp),
 
+    async leave() {
+      left = true;
+      watcher?.close();
+      watcher = undefined;
+      if ((await joining?.then(() => member, () => false)) !== true) return;
+      member = false;
+      await locked(() => append([{ q: self }], false));
+    },
+
     size: () => ({ accounts: accounts.size, addresses: addresses.size, nonces: nonces.size, issued: issued.size }),
 
     throttle: {
       async reserve(account, address) {
+        if (!left) await join();
+        if (changed()) await queued(catchUp);
+        if (owed.size > 0) await locked(async () => undefined);
+        // Alone on the store: decided and kept in memory, nothing written.
+        if (alone()) return reserveNow(account, address, true);
         // A refusal needs no lock (the busy-wait loop asks often); a lease is taken under it, so
         // that no two processes both take the last place in a budget.
-        const first = await queued(async () => (await catchUp(), reserveNow(account, address, false)));
+        const first = reserveNow(account, address, false);
         if (!first.ok) return first;
         return locked(async () => {
-          const r = reserveNow(account, address, true);
+          const r = reserveNow(account, address, true, true);
           if (!r.ok) return r;
           const lease = leases.get(r.id) as Lease;
           try {
@@ -324,8 +500,11 @@ export function createFileLedgers(o: FileLedgerOptions): FileLedgers {
         // The outcome takes the lease's place in memory at once: a waiting attempt must never see
         // the lease gone and the failure not yet counted.
         const at = now();
-        const known = leases.delete(id);
-        if (known) ended.add(id);
+        const lease = leases.get(id);
+        leases.delete(id);
+        // Only a lease in the side file has an end to write; one kept in memory ends there.
+        const published = lease?.published === true;
+        if (lease !== undefined) ended.add(id);
         try {
           if (outcome === 'fail') {
             const failure: PendingFailure = { account: account ?? null, address, at, written: false };
@@ -335,7 +514,7 @@ export function createFileLedgers(o: FileLedgerOptions): FileLedgers {
               await locked(async () => {
                 leases.delete(id);
                 // One line: another process sees the lease end and the failure at once.
-                if (!failure.written) await append([{ f: [failure.account, address, at, id] }]);
+                if (!failure.written) await append([{ f: [failure.account, address, at, ...(published ? [id] : [])] }]);
               });
             } finally {
               pending.delete(failure);
@@ -344,11 +523,11 @@ export function createFileLedgers(o: FileLedgerOptions): FileLedgers {
           }
           // A success needs writing durably only when there was something to forget.
           const forget = outcome === 'success' && account !== undefined && accounts.delete(account);
-          if (!forget && !known) return;
+          if (!forget && !published) return;
           await locked(async () => {
             leases.delete(id);
             if (forget) accounts.delete(account);
-            await append([{ ...(forget ? { s: account } : {}), e: id }], forget);
+            await append([{ ...(forget ? { s: account } : {}), ...(published ? { e: id } : {}) }], forget);
           });
         } finally {
           ended.delete(id);

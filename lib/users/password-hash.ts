@@ -4,6 +4,7 @@
 // padding (PHC string format "B64").
 
 import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { createMemo } from '../memo.js';
 import { hasLoneSurrogate, preparePassword } from './prepare.js';
 import { scryptKey } from './scrypt-pool.js';
 
@@ -71,6 +72,7 @@ export async function verifyPassword(prepared: string, phc: string, atLeast?: Sc
  */
 async function spendDifference(done: ScryptCost, target: ScryptCost): Promise<void> {
   checkCost(target);
+  if (2 ** done.ln * done.r * done.p >= 2 ** target.ln * target.r * target.p) return; // the usual case: nothing owed
   let units = Math.floor((2 ** target.ln * target.r * target.p - 2 ** done.ln * done.r * done.p) / target.r);
   const salt = randomBytes(SALT_BYTES);
   for (let ln = target.ln; ln >= LN.min && units >= 2 ** LN.min; ln--) {
@@ -145,11 +147,20 @@ function inRange(n: unknown, range: { readonly min: number; readonly max: number
   return typeof n === 'number' && Number.isInteger(n) && n >= range.min && n <= range.max;
 }
 
+// The same few stored hashes are verified again and again (Basic has no session): parse each once.
+// Callers only read the buffers. A hash that does not parse is remembered as null.
+const parsedHashes = createMemo<ParsedHash | null>((phc) => readPhc(phc) ?? null, { size: 1024, maxKeyLength: MAX_PHC_LENGTH });
+
+function parsePhc(phc: string): ParsedHash | undefined {
+  if (typeof phc !== 'string') return undefined;
+  return parsedHashes(phc) ?? undefined;
+}
+
 // PHC string format: $<id>$<param>=<value>(,<param>=<value>)*$<salt>$<hash>.
 // Parameters may come in any order, each exactly once; decimal values without
 // sign or leading zeros. Anything else is "not a hash of ours": undefined.
-function parsePhc(phc: string): ParsedHash | undefined {
-  if (typeof phc !== 'string' || phc.length > MAX_PHC_LENGTH) return undefined;
+function readPhc(phc: string): ParsedHash | undefined {
+  if (phc.length > MAX_PHC_LENGTH) return undefined;
   const fields = phc.split('$');
   if (fields.length !== 5 || fields[0] !== '' || fields[1] !== 'scrypt') return undefined;
   const params = new Map<string, number>();

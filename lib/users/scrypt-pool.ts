@@ -12,7 +12,7 @@
 // services' gates (hash-gate.ts) still decide how many are admitted; admitted hashes beyond this
 // limit wait their turn here. Elsewhere, or when workers cannot be started, `crypto.scrypt` runs
 // as before.
-import { scrypt, type ScryptOptions } from 'node:crypto';
+import { scrypt, scryptSync, type ScryptOptions } from 'node:crypto';
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 
@@ -24,6 +24,13 @@ export const PROCESS_HASH_LIMIT = Math.min(
   Math.max(1, Math.trunc(Number(process.env['UV_THREADPOOL_SIZE'])) || 4),
   Math.max(1, availableParallelism()),
 );
+/**
+ * Work (N·r·p) up to which a hash runs on the calling thread: at N=16, r=8 scrypt takes about 50 µs,
+ * less than the CPU of handing it to a worker and back (measured 150 µs across both threads, most
+ * of it waking the worker and the garbage of the messages). Only test and benchmark costs are this
+ * low; the default is N=2^17.
+ */
+const INLINE_WORK = 16 * 8;
 /** An idle worker is ended after this long (its isolate is about 8 MiB). */
 const IDLE_MS = 10_000;
 /** Workers that die or fail to start this many times in a row turn the workers off for the process. */
@@ -88,6 +95,13 @@ export function scryptKey(input: Buffer, salt: Buffer, keyLength: number, option
 }
 
 function hash(input: Buffer, salt: Buffer, keyLength: number, options: ScryptOptions): Promise<Buffer> {
+  if ((options.N ?? 16_384) * (options.r ?? 8) * (options.p ?? 1) <= INLINE_WORK) {
+    try {
+      return Promise.resolve(scryptSync(input, salt, keyLength, options));
+    } catch (error) {
+      return Promise.reject(error as Error);
+    }
+  }
   const worker = workersOn ? acquire() : undefined;
   if (worker === undefined) return libuvScrypt(input, salt, keyLength, options);
   // Copies in buffers of their own: a Buffer's bytes may sit in Node's shared 8 KiB pool next to

@@ -8,6 +8,7 @@ import { hostname } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ServiceError } from '../errors.js';
+import { processExists } from './process-exists.js';
 import { assertOwner } from './store-safety.js';
 
 export interface LockOptions {
@@ -104,7 +105,7 @@ export async function sweepLockLeftovers(path: string): Promise<void> {
     if (!name.startsWith(prefix)) continue;
     const rest = name.slice(prefix.length);
     const staged = /^(\d+)-[0-9a-f]+$/.exec(rest);
-    const leftover = rest.startsWith('stale-') || (staged !== null && staged[1] !== String(process.pid) && !isAlive(Number(staged[1])));
+    const leftover = rest.startsWith('stale-') || (staged !== null && staged[1] !== String(process.pid) && !processExists(Number(staged[1])));
     if (leftover) await unlink(join(directory, name)).catch(() => undefined);
   }
 }
@@ -166,18 +167,7 @@ function isStale(owner: Owner | undefined, mtimeMs: number, options: LockOptions
     const startedAt = Date.now() - process.uptime() * 1000;
     return mtimeMs < startedAt;
   }
-  return !isAlive(owner.pid);
-}
-
-function isAlive(pid: number): boolean {
-  if (!Number.isSafeInteger(pid) || pid <= 0) return false;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    // EPERM: the process exists but belongs to another user.
-    return errorCode(error) !== 'ESRCH';
-  }
+  return !processExists(owner.pid);
 }
 
 async function readOwner(path: string): Promise<{ owner: Owner | undefined; ino: number; mtimeMs: number }> {

@@ -1,7 +1,7 @@
 // The in-memory copy of the users store and the disk operations that keep it in step with the
 // files. Every method except `unchanged()` expects the caller (store.ts) to hold the lock.
 import { open } from 'node:fs/promises';
-import { handleId, readRange, readWhole, sameId, statId, writeAll, writeDurably, type FileId } from './store-files.js';
+import { handleId, readRange, readWhole, sameId, statId, statIdSync, writeAll, writeDurably, type FileId } from './store-files.js';
 import { applyOps, corrupt, journalHeader, journalLine, parseJournal, parseSnapshot, snapshotText, type JournalOp } from './store-format.js';
 import type { StoreHooks } from './store-options.js';
 import type { UserRecord } from './store-record.js';
@@ -55,9 +55,9 @@ export class Replica {
    * True when nothing can have changed since we last looked: one stat of the journal, no lock.
    * Every write appends to it or replaces it, so its identity moves with any change.
    */
-  async unchanged(): Promise<boolean> {
+  unchanged(): boolean {
     const view = this.#view;
-    return view !== undefined && sameId(await statId(this.#journalPath), view.journal);
+    return view !== undefined && sameId(statIdSync(this.#journalPath), view.journal);
   }
 
   /** Creates an empty store when neither file exists, and loads (modes and owners were checked at open). */

@@ -206,7 +206,7 @@ class FileStore implements Store {
   /** Picks up other processes' writes; one stat() when nothing changed. */
   async #refresh(): Promise<void> {
     this.#assertOpen();
-    if (await this.#replica.unchanged()) return;
+    if (this.#replica.unchanged()) return;
     // Concurrent callers share one queued catch-up; one that arrives after it started queues anew.
     if (this.#pendingRefresh === undefined) {
       const pending: Promise<void> = this.#exclusive(async () => {
@@ -251,6 +251,8 @@ class FileStore implements Store {
 
   async close(): Promise<void> {
     this.#closed = true;
+    // Other servers on the store go back to keeping their attempts in memory once they are alone.
+    await this.#ledgers.leave().catch((error: unknown) => this.#hooks.onWarning?.(`could not sign off from ${this.#path}.ledger: ${(error as Error).message}`));
     let tail: Promise<unknown>;
     do {
       tail = this.#tail;

@@ -143,15 +143,15 @@ export function createUsers(o: UsersOptions): Users {
       const ok = await o.gate.run(() => verifyPassword(prepared, phc, o.cost));
       if (record === undefined || !ok) return undefined;
       const upgrade = needsRehash(record.hash, o.cost);
-      if (upgrade || (o.digest !== undefined && record.digest === undefined)) {
-        // U-3 / P-10: upgrade a weak hash, or write the Digest secret, on a successful login.
-        const phcNext = upgrade ? await hash(prepared) : record.hash;
-        await o.store.update(name, (current) => {
-          if (current === undefined || current.hash !== record.hash) return { next: undefined, result: undefined };
-          const next: UserRecord = { ...current, hash: phcNext, ...(o.digest === undefined ? {} : { digest: o.digest.seal(name, prepared) }) };
-          return { next, result: undefined };
-        });
-      }
+      // The record read before verifying is the one returned: a second read per login cost a refresh.
+      if (!upgrade && (o.digest === undefined || record.digest !== undefined)) return record;
+      // U-3 / P-10: upgrade a weak hash, or write the Digest secret, on a successful login.
+      const phcNext = upgrade ? await hash(prepared) : record.hash;
+      await o.store.update(name, (current) => {
+        if (current === undefined || current.hash !== record.hash) return { next: undefined, result: undefined };
+        const next: UserRecord = { ...current, hash: phcNext, ...(o.digest === undefined ? {} : { digest: o.digest.seal(name, prepared) }) };
+        return { next, result: undefined };
+      });
       return (await o.store.get(name)) ?? record;
     },
 
