@@ -1,3 +1,4 @@
+import { decodeUtf8Strict } from '../users/prepare.js';
 import { splitCredentials } from './credentials.js';
 import { assertRealm } from './realm.js';
 
@@ -37,13 +38,9 @@ export function parseBasic(header: string | undefined): Credentials | 'malformed
   const bytes = Buffer.from(token, 'base64');
   if (bytes.toString('base64') !== token) return 'malformed';
 
-  let decoded: string;
-  try {
-    // ignoreBOM keeps a leading U+FEFF as part of the name instead of silently dropping it.
-    decoded = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(bytes);
-  } catch {
-    return 'malformed';
-  }
+  // A leading U+FEFF stays part of the name instead of being silently dropped.
+  const decoded = decodeUtf8Strict(bytes);
+  if (decoded === undefined) return 'malformed';
   const colon = decoded.indexOf(':');
   if (colon < 0 || CONTROL.test(decoded)) return 'malformed';
   return { name: decoded.slice(0, colon), password: decoded.slice(colon + 1) };

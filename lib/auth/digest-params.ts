@@ -1,3 +1,4 @@
+import { decodeUtf8Strict } from '../users/prepare.js';
 import { parseAuthParams, splitCredentials } from './credentials.js';
 import type { AuthParam } from './credentials.js';
 import { DIGEST_HEX_LENGTH } from './digest-hash.js';
@@ -122,7 +123,7 @@ function readUsername(
   userhash: boolean,
 ): string | undefined {
   if (plain !== undefined && extended === undefined) {
-    const name = decodeUtf8(Buffer.from(plain.value, 'latin1'));
+    const name = decodeUtf8Strict(Buffer.from(plain.value, 'latin1'));
     return name === '' ? undefined : name;
   }
   if (extended !== undefined && plain === undefined && !userhash && !extended.quoted) {
@@ -155,7 +156,7 @@ function decodeExtValue(value: string): string | undefined {
       return undefined;
     }
   }
-  return decodeUtf8(Buffer.from(bytes));
+  return decodeUtf8Strict(Buffer.from(bytes));
 }
 
 // attr-char = ALPHA / DIGIT / "!" / "#" / "$" / "&" / "+" / "-" / "." / "^" / "_" / "`" / "|" / "~"
@@ -164,14 +165,6 @@ function isAttrChar(c: number): boolean {
   return '!#$&+-.^_`|~'.includes(String.fromCharCode(c));
 }
 
-// U-4: strict UTF-8, never repaired; a BOM stays part of the name.
-function decodeUtf8(bytes: Buffer): string | undefined {
-  try {
-    return new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(bytes);
-  } catch {
-    return undefined;
-  }
-}
 
 function isLatin1(value: string): boolean {
   for (let i = 0; i < value.length; i++) {

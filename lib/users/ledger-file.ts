@@ -111,6 +111,8 @@ export function createFileLedgers(o: FileLedgerOptions): FileLedgers {
   const acks = new Set<string>();
   let joining: Promise<void> | undefined;
   let member = false;
+  /** Announced and answered: attempts may be admitted without waiting for join(). */
+  let joined = false;
   let left = false;
   let watcher: FSWatcher | undefined;
   let watchBusy = false;
@@ -385,7 +387,7 @@ export function createFileLedgers(o: FileLedgerOptions): FileLedgers {
    */
   function join(): Promise<void> {
     joining ??= (async () => {
-      watchSideFile();
+      if (watcher === undefined) watchSideFile();
       await locked(async () => {
         await append([{ p: [self, process.pid, peers.host] }], false);
         member = true;
@@ -395,14 +397,15 @@ export function createFileLedgers(o: FileLedgerOptions): FileLedgers {
       for (;;) {
         const live = peers.live(dropLeasesOf);
         const silent = waitFor.filter((id) => live.has(id) && !acks.has(`${id} ${self}`));
-        if (silent.length === 0) return;
+        if (silent.length === 0) break;
         if (performance.now() >= deadline) {
           o.warn?.(`${path}: ${silent.length} other server(s) on this store did not answer within ${joinWaitMs} ms; attempts they had in flight were not counted here`);
-          return;
+          break;
         }
         await sleep(10);
         await queued(catchUp);
       }
+      joined = true;
     })();
     // A failed announcement is tried again by the next attempt.
     joining.catch(() => (joining = undefined));
@@ -473,7 +476,7 @@ export function createFileLedgers(o: FileLedgerOptions): FileLedgers {
 
     throttle: {
       async reserve(account, address) {
-        if (!left) await join();
+        if (!joined && !left) await join();
         if (changed()) await queued(catchUp);
         if (owed.size > 0) await locked(async () => undefined);
         // Alone on the store: decided and kept in memory, nothing written.

@@ -15,16 +15,18 @@ export function preparePassword(password: string): string {
   return password.replace(NON_ASCII_SPACE, ' ').normalize('NFC');
 }
 
+// Buffer#toString would substitute U+FFFD; the default TextDecoder would drop a BOM. Without
+// { stream: true } a decode keeps no state between calls, so one decoder serves every request.
+const STRICT_UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
 /**
  * Decodes wire bytes as UTF-8, refusing rather than repairing: overlong forms,
  * encoded surrogates, truncated sequences and stray continuation bytes give
  * `undefined`. A leading BOM is kept as U+FEFF (it is part of what was sent).
  */
 export function decodeUtf8Strict(bytes: Uint8Array): string | undefined {
-  // Buffer#toString would substitute U+FFFD; the default TextDecoder would drop a BOM.
-  const decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
   try {
-    return decoder.decode(bytes);
+    return STRICT_UTF8.decode(bytes);
   } catch {
     return undefined;
   }

@@ -77,11 +77,22 @@ export function scryptStats(): { readonly count: number; readonly work: number }
 
 /** scrypt into `keyLength` bytes, off the event loop, at a lower priority where the OS allows it. */
 export function scryptKey(input: Buffer, salt: Buffer, keyLength: number, options: ScryptOptions): Promise<Buffer> {
+  const work = (options.N ?? 16_384) * (options.r ?? 8) * (options.p ?? 1);
+  // Too small to be worth a worker, and done before anything else could start: nothing to bound.
+  if (work <= INLINE_WORK) {
+    stats.count++;
+    stats.work += work;
+    try {
+      return Promise.resolve(scryptSync(input, salt, keyLength, options));
+    } catch (error) {
+      return Promise.reject(error as Error);
+    }
+  }
   return new Promise<Buffer>((resolve, reject) => {
     const start = (): void => {
       running++;
       stats.count++;
-      stats.work += (options.N ?? 16_384) * (options.r ?? 8) * (options.p ?? 1);
+      stats.work += work;
       hash(input, salt, keyLength, options)
         .then(resolve, reject)
         .finally(() => {
@@ -95,13 +106,6 @@ export function scryptKey(input: Buffer, salt: Buffer, keyLength: number, option
 }
 
 function hash(input: Buffer, salt: Buffer, keyLength: number, options: ScryptOptions): Promise<Buffer> {
-  if ((options.N ?? 16_384) * (options.r ?? 8) * (options.p ?? 1) <= INLINE_WORK) {
-    try {
-      return Promise.resolve(scryptSync(input, salt, keyLength, options));
-    } catch (error) {
-      return Promise.reject(error as Error);
-    }
-  }
   const worker = workersOn ? acquire() : undefined;
   if (worker === undefined) return libuvScrypt(input, salt, keyLength, options);
   // Copies in buffers of their own: a Buffer's bytes may sit in Node's shared 8 KiB pool next to

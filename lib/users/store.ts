@@ -139,7 +139,8 @@ class FileStore implements Store {
   }
 
   async get(name: string): Promise<UserRecord | undefined> {
-    await this.#refresh();
+    // The common case (nothing changed) stays synchronous: one await fewer per login.
+    if (this.#closed || !this.#replica.unchanged()) await this.#refresh();
     return this.#replica.users.get(name);
   }
 
