@@ -3,6 +3,7 @@ import type { ScenarioResult } from './http.js';
 import type { NegotiationRow } from './negotiation.js';
 import type { PasswordResult } from './password.js';
 import type { PostgresResult, Ratio } from './postgres.js';
+import type { UsersResult } from './users.js';
 import { median } from './stats.js';
 import type { XmlRow } from './xml.js';
 
@@ -35,6 +36,7 @@ export interface Results {
   readonly password: readonly { readonly label: string; readonly result: PasswordResult }[];
   readonly store: readonly StoreRow[] | undefined;
   readonly postgres?: PostgresResult | undefined;
+  readonly users?: UsersResult | undefined;
 }
 
 /** One line of the ratio table. `met` is undefined for figures shown for information. */
@@ -133,8 +135,20 @@ export function tableRows(results: Results): TableRow[] {
     rows.push({ benchmark: 'store growth', figure: `write at ${large.users.toLocaleString('en')} ÷ at ${small.users}`, value: f(ratio), target: '≤ 2', met: ratio <= 2 });
     rows.push({ benchmark: 'store growth', figure: `load ${large.users.toLocaleString('en')} users at start-up`, value: `${f(large.loadMs, 0)} ms`, target: '< 1000 ms', met: large.loadMs < 1000 });
   }
+  if (results.users !== undefined) rows.push(...usersRows(results.users));
   if (results.postgres !== undefined) rows.push(...postgresRows(results.postgres));
   return rows;
+}
+
+function usersRows(u: UsersResult): TableRow[] {
+  const benchmark = 'GET /user/{name}.json (Basic, scrypt ln=1)';
+  const pages = `GET /user/?limit=1000, ${u.paging.users.toLocaleString('en')} users`;
+  return [
+    { benchmark, figure: 'CPU/request ÷ /api/something.json, as measured', value: spread(u.ratio), target: '', met: undefined },
+    { benchmark, figure: 'the same without the one verification', value: spread(u.ratioWithoutVerification), target: '≤ 1.10', met: u.ratioWithoutVerification.median <= 1.1 },
+    { benchmark: pages, figure: 'median (worst) ms', value: `${f(u.paging.medianMs, 1)} (${f(u.paging.worstMs, 1)})`, target: '< 50 ms', met: u.paging.medianMs < 50 },
+    { benchmark: pages, figure: 'server RSS before → after 50 pages, MiB', value: `${f(u.paging.rssBeforeMiB, 0)} → ${f(u.paging.rssAfterMiB, 0)}`, target: '', met: undefined },
+  ];
 }
 
 const spread = (r: Ratio, digits = 3): string => `${f(r.median, digits)} (${f(r.min)}–${f(r.max)})`;

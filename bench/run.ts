@@ -1,7 +1,7 @@
 // `npm run bench`: every benchmark of bench/README.md in one run, on this machine, then the ratio
 // table (stdout) and the full results as JSON (bench/results/latest.json).
 //
-//   npm run bench [-- --quick] [--only http,tls,negotiation,xml,password,store] [--rounds N]
+//   npm run bench [-- --quick] [--only http,tls,negotiation,xml,password,store,users] [--rounds N]
 //                 [--seconds S] [--servers httpskit,fastify,…] [--scenarios h2,log,…] [--cpu-prof] [--unpinned]
 //   npm run bench -- --only postgres   # the PostgreSQL store against the file store (not in the default run)
 //
@@ -22,9 +22,10 @@ import { summarizeProfile } from './profile.js';
 import { markdownNegotiation, markdownServers, markdownTable, markdownXml, tableRows, type MemoryRow, type Results, type StoreRow } from './report.js';
 import { sleep } from './stats.js';
 import type { ServerArgs } from './servers/bodies.js';
+import type { UsersResult } from './users.js';
 import type { XmlRow } from './xml.js';
 
-const SECTIONS = ['negotiation', 'xml', 'store', 'http', 'tls', 'password', 'postgres'] as const;
+const SECTIONS = ['negotiation', 'xml', 'store', 'http', 'tls', 'password', 'users', 'postgres'] as const;
 type Section = (typeof SECTIONS)[number];
 // Starts a PostgreSQL cluster (initdb, fsync on) and needs the `pg` package: asked for by name only.
 const DEFAULT_SECTIONS: readonly Section[] = SECTIONS.filter((s) => s !== 'postgres');
@@ -96,6 +97,9 @@ const settings = {
   probeRate: 200,
   idleSeconds: quick ? 3 : 5,
   passwordRounds: quick ? 1 : 5,
+  usersRounds: quick ? 2 : 6,
+  usersSeconds: quick ? 1 : 3,
+  usersCount: quick ? 20_000 : 100_000,
   postgresRounds: quick ? 2 : 6,
   postgresChangers: 4,
   postgresChangesEach: quick ? 1 : 2,
@@ -145,6 +149,7 @@ const http: ScenarioResult[] = [];
 const memory: MemoryRow[] = [];
 const password: { label: string; result: PasswordResult }[] = [];
 let postgres: PostgresResult | undefined;
+let users: UsersResult | undefined;
 
 try {
   if (wants('negotiation')) {
@@ -241,6 +246,11 @@ try {
       }
     }
   }
+  if (wants('users')) {
+    progress(`users: GET /user/{name} against GET /api/something at scrypt ln=1; pages of 1,000 of ${settings.usersCount.toLocaleString('en')} users …`);
+    const args = ['--rounds', String(settings.usersRounds), '--seconds', String(settings.usersSeconds), '--users', String(settings.usersCount)];
+    users = await runJson<UsersResult>('users.js', values.unpinned === true ? [...args, '--unpinned'] : args);
+  }
   if (wants('postgres')) {
     const load = await startLoad();
     const pin = values.unpinned !== true && pinToCpu(load.pid, 1);
@@ -271,7 +281,7 @@ try {
   rmSync(work, { recursive: true, force: true });
 }
 
-const results: Results = { machine, settings: { ...settings, pinned, durationSeconds: Math.round((Date.now() - started) / 1000) }, http, memory, negotiation, xml, password, store, postgres };
+const results: Results = { machine, settings: { ...settings, pinned, durationSeconds: Math.round((Date.now() - started) / 1000) }, http, memory, negotiation, xml, password, store, users, postgres };
 const rows = tableRows(results);
 const markdown = [
   `Run of ${machine.date}: ${machine.cores} × ${machine.cpuModel}, Node ${machine.node}, OpenSSL ${machine.openssl}, ` +
