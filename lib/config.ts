@@ -121,6 +121,8 @@ export interface Config {
   readonly certDir: string;
   readonly digest: boolean;
   readonly digestKeyFile: string;
+  /** No key file was given and the store is a file: the key lives beside the store's real file (U-1). */
+  readonly digestKeyBesideStore: boolean;
   readonly trustProxy: TrustProxy;
   readonly minPasswordLength: number;
   readonly realm: string;
@@ -205,6 +207,7 @@ export function resolveConfig(options: ServiceOptions = {}): Config {
     certDir: resolve(text(o.certDir ?? './certs', 'certDir')),
     digest: bool(o.digest ?? false, 'digest'),
     digestKeyFile: resolve(text(o.digestKeyFile ?? (isPostgresUrl(store) ? './data/digest.key' : join(dirname(store), 'digest.key')), 'digestKeyFile')),
+    digestKeyBesideStore: o.digestKeyFile === undefined && !isPostgresUrl(store),
     trustProxy,
     minPasswordLength: integer(o.minPasswordLength ?? 15, 'minPasswordLength', 8, 64),
     realm,

@@ -1,5 +1,6 @@
 import { hkdfSync } from 'node:crypto';
 import { readFile, rm } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { createAuthenticator } from './auth/authenticate.js';
 import { computeHA1, createDigestAuth } from './auth/digest.js';
 import { openDigestVault, type DigestVault } from './auth/digest-vault.js';
@@ -28,6 +29,7 @@ import { checkCertificatePair, readCertificatePair, watchCertificatePair, type C
 import { ensureDevCertificate, type DevCertificate } from './tls/dev-cert.js';
 import { isCommonPassword } from './users/common-passwords.js';
 import { createHashGate, GateFullError, type HashGate } from './users/hash-gate.js';
+import { resolveStorePath } from './users/store-path.js';
 import { openStore, type Store, type UserRecord } from './users/store.js';
 import { createUsers, type Role, type UserInfo, type Users } from './users/users.js';
 import { digestKeyFingerprint, settingsOf, type SharedSettings } from './users/postgres/settings.js';
@@ -289,11 +291,14 @@ async function open(
   });
   const realm = recorded?.realm ?? config.realm;
   let vault: DigestVault | undefined;
+  // U-1 (amended): side files live beside the real store file, so every path to one store (a
+  // symbolic link among them) finds the same key.
+  const keyFile = config.digestKeyBesideStore ? join(dirname(await resolveStorePath(config.store, false)), 'digest.key') : config.digestKeyFile;
   if (recorded?.digest ?? config.digest) {
-    vault = await openDigestVault(config.digestKeyFile);
-    if (recorded !== undefined && digestKeyFingerprint(await readFile(config.digestKeyFile)) !== recorded.digestKeyFingerprint) {
+    vault = await openDigestVault(keyFile);
+    if (recorded !== undefined && digestKeyFingerprint(await readFile(keyFile)) !== recorded.digestKeyFingerprint) {
       await store.close();
-      throw new ServiceError('ERR_STORE_SETTINGS', `the Digest key ${config.digestKeyFile} is not the one this database's servers use (S-4): give every instance the same --digest-key file`);
+      throw new ServiceError('ERR_STORE_SETTINGS', `the Digest key ${keyFile} is not the one this database's servers use (S-4): give every instance the same --digest-key file`);
     }
   }
   const users = createUsers({
@@ -321,7 +326,7 @@ async function open(
     users,
     throttle: store.throttle,
     nonces: store.nonces,
-    digest: vault === undefined ? undefined : { auth: createDigestAuth({ realm, secret: await nonceSecret(config.digestKeyFile) }), vault },
+    digest: vault === undefined ? undefined : { auth: createDigestAuth({ realm, secret: await nonceSecret(keyFile) }), vault },
     ...(metrics === undefined ? {} : { onRefused: (kind: 'locked' | 'busy') => metrics.throttled(kind) }),
   });
   const { put, post } = createPasswordHandlers({ users, auth, maxBodyBytes: config.maxBodyBytes });

@@ -261,7 +261,7 @@ test('U-1 a store in a directory another user could write (or above one) is refu
   }
 });
 
-test('U-1 a symlinked store file is the same store: journal and lock live beside the real file', { skip: !posix && 'symbolic links' }, async (t) => {
+test('U-1 a symlinked store file is the same store: journal, lock and Digest key live beside the real file', { skip: !posix && 'symbolic links' }, async (t) => {
   const real = join(await tempDir(t), 'real');
   const other = join(await tempDir(t), 'other');
   await mkdir(real, { mode: 0o700 });
@@ -270,11 +270,12 @@ test('U-1 a symlinked store file is the same store: journal and lock live beside
   const link = join(other, 'users.json');
   await symlink(join(real, 'users.json'), link);
 
-  const viaLink = createService({ store: link, scrypt: FAST_SCRYPT, log: false });
+  const viaLink = createService({ store: link, digest: true, scrypt: FAST_SCRYPT, log: false });
   await viaLink.users.add('bob', 'cobalt-initial-passphrase-12');
   await viaLink.close();
   assert.ok((await lstat(link)).isSymbolicLink(), 'the link is still a link');
-  assert.deepEqual(await readdir(other), ['users.json'], 'no journal or lock beside the link');
+  assert.deepEqual(await readdir(other), ['users.json'], 'no journal, lock or Digest key beside the link');
+  assert.equal((await stat(join(real, 'digest.key'))).size, 32, 'the default Digest key is beside the real file, where a server via the real path looks');
   assert.match(await readFile(join(real, 'users.json.journal'), 'utf8'), /"name":"bob"/);
   const viaReal = await openStore(join(real, 'users.json'));
   assert.deepEqual((await viaReal.list()).map((u) => u.name), ['alice', 'bob']);
