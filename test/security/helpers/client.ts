@@ -114,6 +114,8 @@ function createH2Client(url: string, ca: string | Buffer, streams: number, timeo
       stream.on('data', (chunk: Buffer) => chunks.push(chunk));
       stream.on('end', () => {
         clearTimeout(timer);
+        // A session torn down under the stream ends it without a response: that is no answer.
+        if (status === 0) return reject(new Error(`${method} ${path}: stream ended without a response`));
         const head = [`HTTP/2 ${status}`, ...[...received].flatMap(([name, values]) => values.map((v) => `${name}: ${v}`))].join('\r\n');
         resolve({ status, head, headers: received, body: Buffer.concat(chunks) });
       });
