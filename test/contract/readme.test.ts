@@ -9,7 +9,7 @@ import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { openStore } from '../../lib/users/store.js';
 import { verifyPassword } from '../../lib/users/password-hash.js';
-import { serve } from '../helpers/cli.js';
+import { CURL_PROTOCOL_FLAG, curlSkip, serve } from '../helpers/cli.js';
 import { PROTOCOLS, type Protocol } from '../helpers/https.js';
 import { tempDir } from '../helpers/tmp.js';
 
@@ -24,15 +24,12 @@ function block(name: string): string[] {
   return readme.slice(start, readme.indexOf('```', start)).trim().split('\n');
 }
 
-/** curl's option for each protocol; the h2 run needs a curl built with nghttp2 (its "HTTP2" feature). */
-const CURL_OPTION = { h1: 'http1.1', h2: 'http2' } as const;
-
 async function quickStart(t: import('node:test').TestContext, protocol: Protocol) {
-  const version = await execP('curl --version').then((r) => r.stdout, () => undefined);
-  if (version === undefined) return 'curl is not installed';
-  if (protocol === 'h2' && !/^Features:.* HTTP2\b/m.test(version)) return 'curl was built without HTTP/2';
+  const skip = await curlSkip(protocol);
+  if (skip !== undefined) return skip;
   const dir = await tempDir(t);
-  await writeFile(join(dir, '.curlrc'), `${CURL_OPTION[protocol]}\n`);
+  // A .curlrc holds long options without their dashes.
+  await writeFile(join(dir, '.curlrc'), `${CURL_PROTOCOL_FLAG[protocol].slice(2)}\n`);
   await symlink(join(ROOT, 'dist'), join(dir, 'dist'));
   // Like `npm start` from the repository root, on a free port and with a cheaper hash.
   const { child, url } = await serve(['--port', '0'], { cwd: dir, env: { HTTPSKIT_SCRYPT_LN: '12' } });
