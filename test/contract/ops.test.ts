@@ -24,7 +24,6 @@ const settle = () => new Promise((resolve) => setTimeout(resolve, 50));
 const listeners = (s: Started) => [['https', s.fetch], ...(s.protocol === 'h1' ? [['http', s.fetchPlain] as const] : [])] as const;
 
 // H-1: health, readiness, metrics and the OpenAPI document are served alike over HTTP/1.1 and HTTP/2.
-
 for (const protocol of PROTOCOLS) test(`H-3 /healthz and /readyz answer 200 on HTTPS and plain HTTP, negotiated like any resource (${protocol})`, async (t) => {
   const s = await startService(t, { httpPort: 0 }, protocol);
   for (const [name, fetch] of listeners(s)) {
