@@ -127,7 +127,7 @@ for (const protocol of PROTOCOLS) test(`P-8 (amended): six concurrent correct lo
 for (const protocol of PROTOCOLS) test(`U-3 (amended): after the cost is raised, a wrong password of an old-cost user costs what an unknown user costs (${protocol})`, async (t) => {
   const low = { ln: 8, r: 8, p: 1 } as const;
   const high = { ln: 12, r: 8, p: 1 } as const;
-  const first = await startService(t, { scrypt: low });
+  const first = await startService(t, { scrypt: low }, protocol);
   await first.service.users.add('alice', 'maple-initial-passphrase-1');
   await first.service.close();
   const s = await startService(t, { store: first.store, scrypt: high }, protocol);
