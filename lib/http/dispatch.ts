@@ -126,6 +126,9 @@ export function createDispatcher(options: DispatchOptions): RequestHandler {
     const rest: Record<string, string | readonly string[]> = {};
     for (const [k, v] of Object.entries(headers)) {
       const name = k.toLowerCase();
+      // The framing is the writer's (Content-Length): a Transfer-Encoding beside it is an invalid
+      // HTTP/1.1 message (RFC 9112 §6.3), and HTTP/2 has none (RFC 9113 §8.2.2).
+      if (name === 'transfer-encoding' || name === 'content-length') continue;
       if (name !== 'vary') rest[name] = v;
       else for (const field of String(v).split(',')) if (field.trim() !== '') vary.add(field.trim());
     }

@@ -6,9 +6,9 @@ import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { request } from '../helpers/https.js';
+import { PROTOCOLS, request } from '../helpers/https.js';
 import { basic, testCertificate } from '../helpers/service.js';
-import { BIN, exited, hasCurl, run, serve, serveInTemp } from '../helpers/cli.js';
+import { BIN, CURL_PROTOCOL_FLAG, curlSkip, exited, run, serve, serveInTemp } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
 import { openStore } from '../../lib/users/store.js';
 
@@ -291,7 +291,8 @@ test('C-3 user add/list/passwd/del and reset-token; passwords only from stdin, n
   assert.equal(badName.code, 1);
 });
 
-test('C-2 serve: flags and env; the CLI and the server share one store; SIGTERM exits 0 (C-5); JSON logs (C-6)', async (t) => {
+// H-1: the served port speaks both protocols; what the command sets up holds for each.
+for (const protocol of PROTOCOLS) test(`C-2 serve: flags and env; the CLI and the server share one store; SIGTERM exits 0 (C-5); JSON logs (C-6) (${protocol})`, async (t) => {
   const dir = await tempDir(t);
   const storePath = join(dir, 'users.json');
   const certDir = join(dir, 'certs');
@@ -300,13 +301,14 @@ test('C-2 serve: flags and env; the CLI and the server share one store; SIGTERM 
   });
   t.after(() => child.kill('SIGKILL'));
   const ca = await readFile(join(certDir, 'localhost-cert.pem'));
-  const r = await request(`${url}/api/something?param1=cli`, { ca });
+  const r = await request(`${url}/api/something?param1=cli`, { ca, protocol });
   assert.equal(r.status, 200);
   // A user added by the CLI while the server runs can change their password over HTTPS at once.
   const add = await run(['user', 'add', 'carol', '--store', storePath, ...FAST], { input: 'cedar-initial-passphrase-1\n' });
   assert.equal(add.code, 0, add.stderr);
   const change = await request(`${url}/user/carol/password`, {
     ca,
+    protocol,
     method: 'PUT',
     headers: { authorization: basic('carol', 'cedar-initial-passphrase-1'), 'content-type': 'text/plain' },
     body: 'cedar-second-passphrase-2',
@@ -325,16 +327,15 @@ test('C-2 serve: flags and env; the CLI and the server share one store; SIGTERM 
   assert.ok(!output().stdout.includes('cedar-'), 'P-11 no password in the log');
 });
 
-test('P-2/P-5 curl as the client for both forms', async (t) => {
-  if (!(await hasCurl())) {
-    t.skip('curl is not installed');
-    return;
-  }
+for (const protocol of PROTOCOLS) test(`P-2/P-5 curl as the client for both forms (${protocol})`, async (t) => {
+  const skip = await curlSkip(protocol);
+  if (skip !== undefined) return t.skip(skip);
   const dir = await tempDir(t);
   const add = await run(['user', 'add', 'dave', '--store', join(dir, 'users.json'), ...FAST], { input: 'maple-initial-passphrase-1\n' });
   assert.equal(add.code, 0, add.stderr);
   const { port, cacert } = await serveInTemp(t, dir, FAST);
-  const curl = async (args: string[]) => (await execFileP('curl', ['-sS', '--cacert', cacert, '-o', '/dev/null', '-w', '%{http_code}', ...args])).stdout;
+  const curl = async (args: string[]) =>
+    (await execFileP('curl', ['-sS', CURL_PROTOCOL_FLAG[protocol], '--cacert', cacert, '-o', '/dev/null', '-w', '%{http_version} %{http_code}', ...args])).stdout.replace(protocol === 'h2' ? /^2 / : /^1\.1 /, '');
   assert.equal(
     await curl(['-u', 'dave:maple-initial-passphrase-1', '-X', 'PUT', '-H', 'Content-Type: text/plain', '--data-binary', 'maple-second-passphrase-2', `https://localhost:${port}/user/dave/password`]),
     '204',

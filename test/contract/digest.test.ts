@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { computeHA1, computeResponse, computeUserhash, createDigestAuth, type DigestAlgorithm } from '../../lib/auth/digest.js';
 import { openStore } from '../../lib/users/store.js';
-import { hasCurl, run, serveInTemp } from '../helpers/cli.js';
+import { CURL_PROTOCOL_FLAG, curlSkip, run, serveInTemp } from '../helpers/cli.js';
 import { PROTOCOLS } from '../helpers/https.js';
 import { basic, startService, type Started } from '../helpers/service.js';
 import { tempDir } from '../helpers/tmp.js';
@@ -68,7 +68,7 @@ for (const protocol of PROTOCOLS) test(`P-10 challenges: Basic, then Digest SHA-
 
 for (const protocol of PROTOCOLS) test(`P-10 hand-built Digest: success, MD5, userhash, replay, wrong uri, wrong realm, malformed, stale (${protocol})`, async (t) => {
   const changes: Array<{ name: string; by: string | null; via: string }> = [];
-  const s = await startService(t, { digest: true, onPasswordChanged: ({ name, by, via }) => void changes.push({ name, by, via }) });
+  const s = await startService(t, { digest: true, onPasswordChanged: ({ name, by, via }) => void changes.push({ name, by, via }) }, protocol);
   await s.service.users.add('ivan', PW);
   const path = '/user/ivan/password';
   let password = PW;
@@ -112,7 +112,8 @@ for (const protocol of PROTOCOLS) test(`P-10 hand-built Digest: success, MD5, us
   const wrongPw = await put(s, path, digestHeader({ user: 'ivan', password: 'not-the-password-x', realm: c.realm, nonce: c.nonce, opaque: c.opaque, uri: path, nc: '00000005' }), next());
   assert.equal(wrongPw.status, 401);
   assert.ok(!/stale=true/.test(String(wrongPw.headers['www-authenticate'])));
-  for (const bad of ['Digest', 'Digest username=', 'Digest username="ivan", realm="httpskit"', `Digest ${'a=b, '.repeat(2000)}`, 'Digest username="ivan", qop=auth-int']) {
+  // No value ends in whitespace: over h2 nghttp2 drops such a field (RFC 9113 §8.2.1), leaving no credentials (401).
+  for (const bad of ['Digest', 'Digest username=', 'Digest username="ivan", realm="httpskit"', `Digest ${'a=b, '.repeat(2000)}a=b`, 'Digest username="ivan", qop=auth-int']) {
     const r = await put(s, path, bad, next());
     assert.equal(r.status, 400, bad.slice(0, 40));
   }
@@ -159,10 +160,8 @@ for (const protocol of PROTOCOLS) test(`P-10 the Digest secret is written on the
 });
 
 for (const protocol of PROTOCOLS) test(`P-10/P-0 curl --digest as the real client (${protocol})`, async (t) => {
-  if (!(await hasCurl())) {
-    t.skip('curl is not installed');
-    return;
-  }
+  const skip = await curlSkip(protocol);
+  if (skip !== undefined) return t.skip(skip);
   const dir = await tempDir(t);
   const { storePath, cacert, port } = await serveInTemp(t, dir, ['--digest', '--scrypt-ln', '10']);
   const add = await run(['user', 'add', 'judy', '--store', storePath, '--digest', '--scrypt-ln', '10'], { input: 'jade-initial-passphrase-1\n' });
@@ -170,7 +169,7 @@ for (const protocol of PROTOCOLS) test(`P-10/P-0 curl --digest as the real clien
   const curl = async (user: string, body: string) =>
     (
       await execFileP('curl', [
-        '-sS', '--cacert', cacert, '-o', '/dev/null', '-w', '%{http_code}',
+        '-sS', CURL_PROTOCOL_FLAG[protocol], '--cacert', cacert, '-o', '/dev/null', '-w', '%{http_code}',
         '--digest', '-u', user, '-X', 'PUT', '-H', 'Content-Type: text/plain', '--data-binary', body,
         `https://localhost:${port}/user/judy/password`,
       ])

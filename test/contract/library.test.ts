@@ -3,12 +3,12 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer as createHttpsServer } from 'node:https';
 import { createServer as createHttpServer } from 'node:http';
-import { connect as http2Connect, createSecureServer } from 'node:http2';
+import { createSecureServer } from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import * as lib from '../../lib/index.js';
-import { createService, type ServiceOptions, type NegotiatorOptions, negotiate, parseAccept, problem, renderProblem, toXml, HttpError, ServiceError } from '../../lib/index.js';
-import { request } from '../helpers/https.js';
+import { createService, type RequestHandler, type ServiceOptions, type NegotiatorOptions, negotiate, parseAccept, problem, renderProblem, toXml, HttpError, ServiceError } from '../../lib/index.js';
+import { request, type RequestInit } from '../helpers/https.js';
 import { basic, FAST_SCRYPT, testCertificate } from '../helpers/service.js';
 import { tempDir } from '../helpers/tmp.js';
 import { parseXml } from '../helpers/xml-parse.js';
@@ -31,42 +31,57 @@ async function listen(server: import('node:net').Server): Promise<number> {
   return (server.address() as AddressInfo).port;
 }
 
-test('A-1/A-2 the handler mounted on the embedder’s own node:https server, with a resource of its own', async (t) => {
+/**
+ * The embedders' TLS servers (A-1, H-1): node:https, and node:http2's secure server (compat API)
+ * reached over h2 and, with allowHTTP1, over HTTP/1.1 as well. The handler needs no cast for any.
+ */
+const EMBEDDINGS = [
+  { server: 'node:https', protocol: 'h1', create: (tls: { cert: string; key: string }, handler: RequestHandler) => createHttpsServer(tls, handler) },
+  { server: 'node:http2 allowHTTP1', protocol: 'h1', create: (tls: { cert: string; key: string }, handler: RequestHandler) => createSecureServer({ ...tls, allowHTTP1: true }, handler) },
+  { server: 'node:http2', protocol: 'h2', create: (tls: { cert: string; key: string }, handler: RequestHandler) => createSecureServer(tls, handler) },
+] as const;
+
+/** A service's handler on the embedder's own TLS server; requests go over `protocol`. */
+async function mounted(t: import('node:test').TestContext, embedding: (typeof EMBEDDINGS)[number], resources: ServiceOptions['resources'] = {}) {
   const dir = await tempDir(t);
-  const service = createService({
-    store: join(dir, 'users.json'),
-    scrypt: FAST_SCRYPT,
-    log: false,
-    resources: {
-      widgets: (q) => ({ count: Number(q.get('count') ?? 2), items: ['a', 'b'], 'odd key': true, nested: { ok: null } }),
-      later: async () => ({ async: 'yes' }),
-    },
-  });
-  const { cert, key } = testCertificate();
-  const server = createHttpsServer({ cert, key }, service.handler);
+  const service = createService({ store: join(dir, 'users.json'), scrypt: FAST_SCRYPT, log: false, resources });
+  const tls = testCertificate();
+  const server = embedding.create(tls, service.handler);
   const port = await listen(server);
   t.after(async () => {
+    // An HTTP/2 server's close() waits for its sessions; the helper's clients close theirs.
     server.close();
     await service.close();
   });
   const base = `https://localhost:${port}`;
-  const json = await request(`${base}/api/widgets?count=3`, { ca: cert });
+  return { service, base, fetch: (path: string, init: RequestInit = {}) => request(base + path, { ca: tls.cert, protocol: embedding.protocol, ...init }) };
+}
+
+for (const embedding of EMBEDDINGS) test(`A-1/A-2 the handler mounted on the embedder’s own ${embedding.server} server, with a resource of its own (${embedding.protocol})`, async (t) => {
+  const { service, fetch } = await mounted(t, embedding, {
+    widgets: (q) => ({ count: Number(q.get('count') ?? 2), items: ['a', 'b'], 'odd key': true, nested: { ok: null } }),
+    later: async () => ({ async: 'yes' }),
+  });
+  const json = await fetch('/api/widgets?count=3');
   assert.equal(json.status, 200);
+  assert.equal(json.httpVersion, embedding.protocol === 'h2' ? '2.0' : '1.1');
   assert.deepEqual(JSON.parse(json.body), { count: 3, items: ['a', 'b'], 'odd key': true, nested: { ok: null } });
   assert.equal(json.headers['vary'], 'Accept');
-  const xml = await request(`${base}/api/widgets.xml?count=3`, { ca: cert });
+  const xml = await fetch('/api/widgets.xml?count=3');
   const doc = parseXml(xml.body);
   assert.equal(doc.name, 'widgets');
   assert.deepEqual(doc.children.map((c) => c.name), ['count', 'items', 'odd_x0020_key', 'nested']);
   assert.deepEqual(doc.children[1]?.children.map((c) => [c.name, c.text]), [['item', 'a'], ['item', 'b']]);
   assert.equal(doc.children[3]?.children[0]?.attributes['xsi:nil'], 'true');
-  const later = await request(`${base}/api/later`, { ca: cert, headers: { accept: 'text/xml' } });
+  const later = await fetch('/api/later', { headers: { accept: 'text/xml' } });
   assert.equal(later.headers['content-type'], 'text/xml; charset=utf-8');
-  assert.equal((await request(`${base}/api/something.json?param1=z`, { ca: cert })).body, '{"param1":"z"}');
+  assert.equal((await fetch('/api/something.json?param1=z')).body, '{"param1":"z"}');
+  const something = await fetch('/api/something?param1=h2', { headers: { accept: 'application/xml' } });
+  assert.equal(something.headers['content-type'], 'application/xml; charset=utf-8');
+  assert.equal(parseXml(something.body).children[0]?.text, 'h2');
   // Password operations work through the mounted handler too, on the same store as service.users.
   await service.users.add('erin', 'birch-initial-passphrase-1');
-  const put = await request(`${base}/user/erin/password`, {
-    ca: cert,
+  const put = await fetch('/user/erin/password', {
     method: 'PUT',
     headers: { authorization: basic('erin', 'birch-initial-passphrase-1'), 'content-type': 'text/plain' },
     body: 'birch-second-passphrase-2',
@@ -75,6 +90,7 @@ test('A-1/A-2 the handler mounted on the embedder’s own node:https server, wit
   assert.equal(await service.users.verify('erin', 'birch-second-passphrase-2'), true);
 });
 
+// Plain HTTP is HTTP/1.1 here: HTTP/2 is offered over TLS only (H-1).
 test('A-1 on a plain node:http server the handler serves representations and refuses password operations (T-3)', async (t) => {
   const base = await onPlainHttp(t);
   assert.equal((await request(`${base}/api/something.xml`)).status, 200);
@@ -83,9 +99,12 @@ test('A-1 on a plain node:http server the handler serves representations and ref
   assert.equal(r.headers['strict-transport-security'], undefined);
 });
 
-test('A-2 a loader is called for every request: repeated targets get fresh values, fresh ETags and their own query', async (t) => {
+// The loaders' contract holds on either protocol: the h1 run mounts on node:https, the h2 run on node:http2.
+const LOADER_EMBEDDINGS = EMBEDDINGS.filter((e) => e.server !== 'node:http2 allowHTTP1');
+
+for (const embedding of LOADER_EMBEDDINGS) test(`A-2 a loader is called for every request: repeated targets get fresh values, fresh ETags and their own query (${embedding.protocol})`, async (t) => {
   let calls = 0;
-  const base = await onPlainHttp(t, {
+  const { fetch } = await mounted(t, embedding, {
     counter: (q) => {
       calls += 1;
       const seen = q.getAll('tag');
@@ -95,57 +114,33 @@ test('A-2 a loader is called for every request: repeated targets get fresh value
       return { calls, seen };
     },
   });
-  const url = `${base}/api/counter.json?tag=a&n=1&tag=b%20c`;
-  const first = await request(url);
-  const second = await request(url);
+  const path = '/api/counter.json?tag=a&n=1&tag=b%20c';
+  const first = await fetch(path);
+  const second = await fetch(path);
   assert.deepEqual(JSON.parse(first.body), { calls: 1, seen: ['a', 'b c'] });
   assert.deepEqual(JSON.parse(second.body), { calls: 2, seen: ['a', 'b c'] });
   assert.notEqual(first.headers['etag'], second.headers['etag']);
   // The N-13 links carry the request's own query, in its order, however often it was asked.
   assert.equal(second.headers['link'], '</api/counter.xml?tag=a&n=1&tag=b%20c>; rel="alternate"; type="application/xml"');
-  const xml = await request(url.replace('.json', '.xml'));
+  const xml = await fetch(path.replace('.json', '.xml'));
   assert.equal(parseXml(xml.body).children.find((c) => c.name === 'calls')?.text, '3');
 });
 
-test('A-2 a loader refuses with HttpError and headers of its own, in any case: they reach the client once, lowercased', async (t) => {
-  const base = await onPlainHttp(t, {
+for (const embedding of LOADER_EMBEDDINGS) test(`A-2 a loader refuses with HttpError and headers of its own, in any case: they reach the client once, lowercased (${embedding.protocol})`, async (t) => {
+  const { fetch } = await mounted(t, embedding, {
     busy: () => {
-      throw new HttpError(problem(503, 'overloaded', { detail: 'Try later.' }), { 'Retry-After': '7', 'X-Shard': 'b', Vary: 'Origin' });
+      // Framing fields are the server's to set: a loader's would break the message (over HTTP/1.1 a client refused it).
+      throw new HttpError(problem(503, 'overloaded', { detail: 'Try later.' }), { 'Retry-After': '7', 'X-Shard': 'b', Vary: 'Origin', 'Transfer-Encoding': 'chunked', 'Content-Length': '1' });
     },
   });
-  const r = await request(`${base}/api/busy`, { headers: { accept: 'application/json' } });
+  const r = await fetch('/api/busy', { headers: { accept: 'application/json' } });
   assert.equal(r.status, 503);
+  assert.equal(r.headers['transfer-encoding'], undefined);
+  assert.equal(r.headers['content-length'], String(r.raw.length));
   assert.equal(r.headers['retry-after'], '7');
   assert.equal(r.headers['x-shard'], 'b');
   assert.equal(r.headers['vary'], 'Origin, Accept');
   assert.equal(JSON.parse(r.body).detail, 'Try later.');
-});
-
-test('A-1 on a node:http2 secure server (compat API)', async (t) => {
-  const dir = await tempDir(t);
-  const service = createService({ store: join(dir, 'users.json'), scrypt: FAST_SCRYPT, log: false });
-  const { cert, key } = testCertificate();
-  const server = createSecureServer({ cert, key }, service.handler as never);
-  const port = await listen(server);
-  const client = http2Connect(`https://localhost:${port}`, { ca: cert });
-  t.after(async () => {
-    client.close();
-    server.close();
-    await service.close();
-  });
-  const { status, headers, body } = await new Promise<{ status: number; headers: Record<string, unknown>; body: string }>((resolve, reject) => {
-    const req = client.request({ ':path': '/api/something?param1=h2', accept: 'application/xml' });
-    let body = '';
-    let headers: Record<string, unknown> = {};
-    req.on('response', (h) => (headers = h));
-    req.on('data', (d) => (body += d));
-    req.on('end', () => resolve({ status: Number(headers[':status']), headers, body }));
-    req.on('error', reject);
-    req.end();
-  });
-  assert.equal(status, 200);
-  assert.equal(headers['content-type'], 'application/xml; charset=utf-8');
-  assert.equal(parseXml(body).children[0]?.text, 'h2');
 });
 
 test('A-1 user operations on the store', async (t) => {

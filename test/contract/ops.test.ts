@@ -9,10 +9,10 @@ import { join } from 'node:path';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { METRIC_NAMES } from '../../lib/ops/metrics.js';
 import { exited, run, serve } from '../helpers/cli.js';
-import { request } from '../helpers/https.js';
+import { PROTOCOLS, request } from '../helpers/https.js';
 import { createChecker } from '../helpers/openapi-check.js';
 import { createService } from '../../lib/index.js';
-import { basic, startService, testCertificate } from '../helpers/service.js';
+import { basic, startService, testCertificate, type Started } from '../helpers/service.js';
 import { parseXml } from '../helpers/xml-parse.js';
 import { tempDir } from '../helpers/tmp.js';
 import { openApiDocument } from '../../lib/ops/openapi.js';
@@ -20,10 +20,13 @@ import { openApiDocument } from '../../lib/ops/openapi.js';
 const requestLines = (logs: readonly string[]) => logs.map((l) => JSON.parse(l)).filter((l) => l.msg === 'request');
 /** Log lines are written when a response finishes, a moment after the client has it. */
 const settle = () => new Promise((resolve) => setTimeout(resolve, 50));
+/** The listeners a test reads from: HTTPS over `protocol`, and the plain one (HTTP/1.1 whatever the loop's protocol: checked in the h1 run only). */
+const listeners = (s: Started) => [['https', s.fetch], ...(s.protocol === 'h1' ? [['http', s.fetchPlain] as const] : [])] as const;
 
-test('H-3 /healthz and /readyz answer 200 on HTTPS and plain HTTP, negotiated like any resource', async (t) => {
-  const s = await startService(t, { httpPort: 0 });
-  for (const [name, fetch] of [['https', s.fetch], ['http', s.fetchPlain]] as const) {
+// H-1: health, readiness, metrics and the OpenAPI document are served alike over HTTP/1.1 and HTTP/2.
+for (const protocol of PROTOCOLS) test(`H-3 /healthz and /readyz answer 200 on HTTPS and plain HTTP, negotiated like any resource (${protocol})`, async (t) => {
+  const s = await startService(t, { httpPort: 0 }, protocol);
+  for (const [name, fetch] of listeners(s)) {
     for (const path of ['/healthz', '/readyz']) {
       const json = await fetch(path);
       assert.equal(json.status, 200, `${name} ${path}`);
@@ -67,16 +70,16 @@ test('H-3 /healthz and /readyz answer 200 on HTTPS and plain HTTP, negotiated li
   assert.ok(logged.includes('POST /readyz 405'));
 });
 
-test('H-3 /readyz answers 503 overloaded with Retry-After while the store cannot be read, and 200 again after', async (t) => {
+for (const protocol of PROTOCOLS) test(`H-3 /readyz answers 503 overloaded with Retry-After while the store cannot be read, and 200 again after (${protocol})`, async (t) => {
   const dir = await tempDir(t);
   const storeDir = join(dir, 'store');
   await mkdir(storeDir);
-  const s = await startService(t, { store: join(storeDir, 'users.json'), httpPort: 0 });
+  const s = await startService(t, { store: join(storeDir, 'users.json'), httpPort: 0 }, protocol);
   assert.equal((await s.fetch('/readyz')).status, 200);
   // The store's directory is replaced by a file: nothing in it can be read or locked.
   await rename(storeDir, join(dir, 'away'));
   await writeFile(storeDir, 'not a directory');
-  for (const fetch of [s.fetch, s.fetchPlain]) {
+  for (const [, fetch] of listeners(s)) {
     const down = await fetch('/readyz');
     assert.equal(down.status, 503);
     assert.equal(down.headers['content-type'], 'application/problem+json; charset=utf-8');
@@ -99,8 +102,8 @@ test('H-3 /readyz answers 503 overloaded with Retry-After while the store cannot
   assert.equal((await s.fetch('/readyz')).status, 200, 'ready again once the store answers');
 });
 
-test('H-3 /readyz answers 503 while another process holds the store\'s lock past the readiness time-out', async (t) => {
-  const s = await startService(t);
+for (const protocol of PROTOCOLS) test(`H-3 /readyz answers 503 while another process holds the store's lock past the readiness time-out (${protocol})`, async (t) => {
+  const s = await startService(t, {}, protocol);
   assert.equal((await s.fetch('/readyz')).status, 200);
   // A lock without a readable owner is another process's until it is old (U-1): nothing can be written.
   await writeFile(`${s.store}.lock`, 'held by another process');
@@ -141,8 +144,8 @@ function sample(text: string, series: string): number {
   return line === undefined ? 0 : Number(line.slice(series.length + 1));
 }
 
-test('H-5 --metrics-port serves the text exposition format: promtool accepts it, counters count, no user name ever', async (t) => {
-  const s = await startService(t, { metricsPort: 0 });
+for (const protocol of PROTOCOLS) test(`H-5 --metrics-port serves the text exposition format: promtool accepts it, counters count, no user name ever (${protocol})`, async (t) => {
+  const s = await startService(t, { metricsPort: 0 }, protocol);
   const line = s.logs.map((l) => JSON.parse(l)).find((l) => l.msg === 'listening');
   assert.match(line.metricsUrl, /^http:\/\/127\.0\.0\.1:\d+\/metrics$/);
   const scrape = async () => {
@@ -200,8 +203,8 @@ test('H-5 metrics are off by default', async (t) => {
   assert.equal(line.metricsUrl, undefined);
 });
 
-test('H-4 /openapi.json is a valid OpenAPI 3.1 document describing every route and problem type', async (t) => {
-  const s = await startService(t);
+for (const protocol of PROTOCOLS) test(`H-4 /openapi.json is a valid OpenAPI 3.1 document describing every route and problem type (${protocol})`, async (t) => {
+  const s = await startService(t, {}, protocol);
   const r = await s.fetch('/openapi.json');
   assert.equal(r.status, 200);
   assert.equal(r.headers['content-type'], 'application/json; charset=utf-8');
@@ -240,8 +243,8 @@ test('H-4 /openapi.json is a valid OpenAPI 3.1 document describing every route a
   assert.equal(served.headers['etag'], r.headers['etag']);
 });
 
-test('H-4 every documented path answers OPTIONS with exactly the documented methods', async (t) => {
-  const s = await startService(t, { onResetToken: () => {} });
+for (const protocol of PROTOCOLS) test(`H-4 every documented path answers OPTIONS with exactly the documented methods (${protocol})`, async (t) => {
+  const s = await startService(t, { onResetToken: () => {} }, protocol);
   const document = openApiDocument('0.0.0') as { paths: Record<string, Record<string, unknown>> };
   // Routes other branches serve (R, P-12): until they are merged here these answer 404.
   const pending = new Set(['/user/{name}', '/user/', '/user/{name}/resettoken']);
@@ -300,7 +303,7 @@ test('H-4 the response check of the test helpers refuses what the document does 
   }
 });
 
-test('C-6 --log-level: info logs every request, warn 4xx and 5xx, error and off none of these; the startup line always', async (t) => {
+for (const protocol of PROTOCOLS) test(`C-6 --log-level: info logs every request, warn 4xx and 5xx, error and off none of these; the startup line always (${protocol})`, async (t) => {
   const dir = await tempDir(t);
   const certDir = join(dir, 'certs');
   await mkdir(certDir, { recursive: true });
@@ -312,13 +315,14 @@ test('C-6 --log-level: info logs every request, warn 4xx and 5xx, error and off 
     [['--log-level', 'off'], {}, []],
     [['--log-level', 'silent'], {}, []],
   ];
-  for (const [args, env, expected] of levels) {
+  // Over h2 two levels (a process start each) show the request lines are the same; the option parsing is protocol-free.
+  for (const [args, env, expected] of protocol === 'h1' ? levels : levels.slice(0, 2)) {
     const { child, url, output } = await serve(['--port', '0', '--cert-dir', certDir, '--store', join(dir, 'users.json'), '--metrics-port', '0', ...args], { env });
     t.after(() => child.kill('SIGKILL'));
     const ca = await readFile(join(certDir, 'localhost-cert.pem'));
-    assert.equal((await request(`${url}/api/something`, { ca })).status, 200);
-    assert.equal((await request(`${url}/api/nothing`, { ca })).status, 404);
-    assert.equal((await request(`${url}/healthz`, { ca })).status, 200);
+    assert.equal((await request(`${url}/api/something`, { ca, protocol })).status, 200);
+    assert.equal((await request(`${url}/api/nothing`, { ca, protocol })).status, 404);
+    assert.equal((await request(`${url}/healthz`, { ca, protocol })).status, 200);
     await settle();
     child.kill('SIGTERM');
     assert.equal(await exited(child), 0);

@@ -1,16 +1,16 @@
 // P-12: POST /user/{name}/resettoken, end to end over real TLS with Node's client.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Agent, request } from 'node:https';
 import type { ResetTokenEvent } from '../../lib/index.js';
-import { PROTOCOLS, type Response } from '../helpers/https.js';
+import { PROTOCOLS, type Protocol, type Response } from '../helpers/https.js';
 import { seeded } from '../helpers/seeded.js';
 import { startService, type Started } from '../helpers/service.js';
+import { createClient } from '../security/helpers/client.js';
 
 const PW = 'quartz-initial-passphrase-1';
 
-async function started(t: import('node:test').TestContext, events: ResetTokenEvent[], options: Parameters<typeof startService>[1] = {}): Promise<Started> {
-  const s = await startService(t, { onResetToken: (e) => void events.push(e), ...options });
+async function started(t: import('node:test').TestContext, protocol: Protocol, events: ResetTokenEvent[], options: Parameters<typeof startService>[1] = {}): Promise<Started> {
+  const s = await startService(t, { onResetToken: (e) => void events.push(e), ...options }, protocol);
   await s.service.users.add('gina', PW);
   return s;
 }
@@ -32,7 +32,7 @@ async function settled(events: readonly unknown[], count: number): Promise<void>
 
 for (const protocol of PROTOCOLS) test(`P-12 a forgotten password: 202, no-store, the token delivered through onResetToken, and it works once (P-9) (${protocol})`, async (t) => {
   const events: ResetTokenEvent[] = [];
-  const s = await started(t, events);
+  const s = await started(t, protocol, events);
   const r = await ask(s, 'gina');
   assert.equal(r.status, 202);
   assert.equal(r.headers['cache-control'], 'no-store');
@@ -54,7 +54,7 @@ for (const protocol of PROTOCOLS) test(`P-12 a forgotten password: 202, no-store
 
 for (const protocol of PROTOCOLS) test(`P-12 enumeration: an unknown user gets the same status, headers and body; nothing is delivered (${protocol})`, async (t) => {
   const events: ResetTokenEvent[] = [];
-  const s = await started(t, events);
+  const s = await started(t, protocol, events);
   const known = await ask(s, 'gina', { body: 'ignored', headers: { 'content-type': 'text/plain' } });
   const unknown = await ask(s, 'nobody', { body: 'ignored', headers: { 'content-type': 'text/plain' } });
   const invalid = await ask(s, 'a\u0000b');
@@ -67,7 +67,7 @@ for (const protocol of PROTOCOLS) test(`P-12 enumeration: an unknown user gets t
 
 for (const protocol of PROTOCOLS) test(`P-12 at most 3 tokens per account per hour: the first 3; later requests still get 202; earlier tokens stay valid (${protocol})`, async (t) => {
   const events: ResetTokenEvent[] = [];
-  const s = await started(t, events);
+  const s = await started(t, protocol, events);
   const answers: Response[] = [];
   for (let i = 0; i < 5; i++) answers.push(await ask(s, 'gina'));
   await settled(events, 3);
@@ -89,7 +89,7 @@ for (const protocol of PROTOCOLS) test(`P-12 without a delivery channel the rout
 
 for (const protocol of PROTOCOLS) test(`P-12 / P-1: HTTPS only, no query string, POST only (405 Allow: POST), a body over the limit is 413 (${protocol})`, async (t) => {
   const events: ResetTokenEvent[] = [];
-  const s = await started(t, events, { httpPort: 0 });
+  const s = await started(t, protocol, events, { httpPort: 0 });
   const plain = await s.fetchPlain('/user/gina/resettoken', { method: 'POST' });
   assert.equal(plain.status, 403);
   assert.equal(JSON.parse(plain.body).type, '/problems/https-required');
@@ -104,7 +104,7 @@ for (const protocol of PROTOCOLS) test(`P-12 / P-1: HTTPS only, no query string,
 
 for (const protocol of PROTOCOLS) test(`P-12 / P-8 the requests count against the address budget: 429 beyond it (${protocol})`, async (t) => {
   const events: ResetTokenEvent[] = [];
-  const s = await started(t, events);
+  const s = await started(t, protocol, events);
   let last: Response | undefined;
   let accepted = 0;
   for (let i = 0; i < 60; i++) {
@@ -120,24 +120,18 @@ for (const protocol of PROTOCOLS) test(`P-12 / P-8 the requests count against th
 for (const protocol of PROTOCOLS) test(`P-12 the same time within noise for an existing and an unknown user (interleaved trials, as scripts/timing-enumeration.ts) (${protocol})`, async (t) => {
   const events: ResetTokenEvent[] = [];
   // Every trial from its own address (a trusted proxy's X-Forwarded-For), so P-8 stays out of it.
-  const s = await started(t, events, { trustProxy: '127.0.0.1', log: false });
+  const s = await started(t, protocol, events, { trustProxy: '127.0.0.1', log: false });
   for (let i = 0; i < 4; i++) await s.service.users.add(`victim${i}`, PW);
-  const agent = new Agent({ keepAlive: true, maxSockets: 1, ca: s.ca });
-  t.after(() => agent.destroy());
+  // One kept-alive connection (over h2, one stream at a time on it): no handshake in the times.
+  const client = createClient(s.url, s.ca, 1, undefined, protocol);
+  t.after(() => client.close());
   let address = 0;
-  const timed = (name: string): Promise<{ status: number; ms: number; body: string }> =>
-    new Promise((resolve, reject) => {
-      address++;
-      const started = performance.now();
-      const req = request(`${s.url}/user/${name}/resettoken`, { method: 'POST', agent, headers: { 'x-forwarded-for': `10.1.${address >> 8}.${address & 255}` } });
-      req.on('response', (res) => {
-        let body = '';
-        res.setEncoding('utf8').on('data', (c: string) => (body += c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, ms: performance.now() - started, body }));
-      });
-      req.on('error', reject);
-      req.end();
-    });
+  const timed = async (name: string): Promise<{ status: number; ms: number }> => {
+    address++;
+    const started = performance.now();
+    const r = await client.send('POST', `/user/${name}/resettoken`, { 'x-forwarded-for': `10.1.${address >> 8}.${address & 255}` });
+    return { status: r.status, ms: performance.now() - started };
+  };
   const random = seeded(12);
   const times = { known: [] as number[], unknown: [] as number[] };
   const warmup = 10;

@@ -1,7 +1,8 @@
 // S-3, S-6: three server processes on one PostgreSQL behind a TLS-terminating proxy that sends
 // X-Forwarded-For (--trust-proxy), as an operator would run them. Scrypt runs are counted in the
 // servers themselves (helpers/count-scrypt.mjs), so P-8's limits are checked on the hashes that
-// really ran, not only on statuses.
+// really ran, not only on statuses. HTTP/1.1 only (H-1): the proxy (node:https, as nginx to its
+// upstreams) speaks it to the instances; the shared store is what is tested.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';

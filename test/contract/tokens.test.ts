@@ -97,7 +97,7 @@ for (const protocol of PROTOCOLS) test(`A-4 onResetToken and onPasswordChanged f
       if (e.via === 'token') return new Promise(() => {}); // never settles
       return undefined;
     },
-  });
+  }, protocol);
   await s.service.users.add('gina', PW);
   await s.service.users.add('root', 'granite-admin-passphrase-1', { role: 'admin' });
   // "Forgot my password": the embedder's channel receives the token and the user uses it.

@@ -6,11 +6,13 @@ import { connect as netConnect } from 'node:net';
 import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createService } from '../../lib/index.js';
-import { request } from '../helpers/https.js';
+import { PROTOCOLS, request } from '../helpers/https.js';
 import { basic, startService } from '../helpers/service.js';
 import { tempDir } from '../helpers/tmp.js';
 
-test('T-2 without --cert a development certificate is created, trusted as CA, host name verified', async (t) => {
+// H-1: what a client of either protocol sees is looped over PROTOCOLS; the HTTP/1.1 framing,
+// time-out and raw-socket tests stay HTTP/1.1 (their h2 counterparts are in http2.test.ts).
+for (const protocol of PROTOCOLS) test(`T-2 without --cert a development certificate is created, trusted as CA, host name verified (${protocol})`, async (t) => {
   const dir = await tempDir(t);
   const logs: string[] = [];
   const service = createService({ port: 0, store: join(dir, 'users.json'), certDir: join(dir, 'certs'), log: (l) => logs.push(l) });
@@ -21,15 +23,16 @@ test('T-2 without --cert a development certificate is created, trusted as CA, ho
   assert.equal(key.mode & 0o777, 0o600);
   const port = new URL(url).port;
   for (const host of ['localhost', '127.0.0.1']) {
-    const r = await request(`https://${host}:${port}/api/something.json`, { ca });
+    const r = await request(`https://${host}:${port}/api/something.json`, { ca, protocol });
     assert.equal(r.status, 200, host);
   }
-  await assert.rejects(request(`https://127.0.0.1:${port}/api/something.json`, { ca, servername: 'example.com' }));
-  await assert.rejects(request(`https://127.0.0.1:${port}/api/something.json`), 'an untrusted certificate is refused by default');
+  await assert.rejects(request(`https://127.0.0.1:${port}/api/something.json`, { ca, servername: 'example.com', protocol }));
+  await assert.rejects(request(`https://127.0.0.1:${port}/api/something.json`, { protocol }), 'an untrusted certificate is refused by default');
   const warning = logs.map((l) => JSON.parse(l)).find((l) => l.level === 'warn');
   assert.match(warning.msg, /DEVELOPMENT certificate/);
 });
 
+// TLS handshakes only: no HTTP is spoken.
 test('T-1 TLS 1.2 and 1.3 work; TLS 1.1 is refused', async (t) => {
   const s = await startService(t);
   const port = Number(new URL(s.url).port);
@@ -55,6 +58,7 @@ test('T-6 port 0 picks a free port and the startup line states the real URL', as
   assert.notEqual(new URL(s.url).port, '0');
 });
 
+// Over the plain-HTTP listener, which is HTTP/1.1 (h2 is offered over TLS only).
 test('T-5 X-Forwarded-Proto counts only from a trusted proxy', async (t) => {
   const trusted = await startService(t, { httpPort: 0, trustProxy: '127.0.0.0/8' });
   await trusted.service.users.add('alice', 'lemon-initial-passphrase-1');
@@ -80,20 +84,25 @@ test('T-5 X-Forwarded-Proto counts only from a trusted proxy', async (t) => {
   assert.equal(JSON.parse(spoofed.body).type, '/problems/https-required');
 });
 
-test('T-4 HSTS can be turned off', async (t) => {
-  const s = await startService(t, { hstsMaxAge: false });
+for (const protocol of PROTOCOLS) test(`T-4 HSTS can be turned off (${protocol})`, async (t) => {
+  const s = await startService(t, { hstsMaxAge: false }, protocol);
   const r = await s.fetch('/api/something');
   assert.equal(r.headers['strict-transport-security'], undefined);
   assert.equal(r.headers['x-content-type-options'], 'nosniff');
 });
 
-test('L-1 a request target over 8 KiB is 414; a header block over 16 KiB is 431', async (t) => {
-  const s = await startService(t);
+for (const protocol of PROTOCOLS) test(`L-1 a request target over 8 KiB is 414 (${protocol})`, async (t) => {
+  const s = await startService(t, {}, protocol);
   const long = await s.fetch(`/api/something?param1=${'a'.repeat(8200)}`);
   assert.equal(long.status, 414);
   assert.equal(JSON.parse(long.body).status, 414);
   const fits = await s.fetch(`/api/something?param1=${'a'.repeat(8000)}`);
   assert.equal(fits.status, 200);
+});
+
+// HTTP/1.1's header block, written by hand; the h2 header list limit is in http2.test.ts.
+test('L-1 a header block over 16 KiB is 431', async (t) => {
+  const s = await startService(t);
   const port = Number(new URL(s.url).port);
   const out = await new Promise<string>((resolve) => {
     const socket = tlsConnect({ host: '127.0.0.1', port, servername: 'localhost', ca: s.ca }, () =>
@@ -107,6 +116,7 @@ test('L-1 a request target over 8 KiB is 414; a header block over 16 KiB is 431'
   assert.match(out, /^HTTP\/1\.1 431 /);
 });
 
+// HTTP/1.1 only: headers dribbled on a raw socket (h2: http2.test.ts).
 test('L-1 slow headers are cut at the time-out while other clients are served', async (t) => {
   const s = await startService(t, { headersTimeoutMs: 1_000, requestTimeoutMs: 2_000 });
   const port = Number(new URL(s.url).port);
@@ -125,6 +135,7 @@ test('L-1 slow headers are cut at the time-out while other clients are served', 
   assert.ok(after < 1_000 + 2_500, `cut after ${after} ms`);
 });
 
+// No protocol is spoken on it; a silent h2 connection is in http2.test.ts.
 test('L-1 an idle TLS connection that never sends a request is closed', async (t) => {
   const s = await startService(t, { headersTimeoutMs: 1_000, keepAliveTimeoutMs: 500 });
   const port = Number(new URL(s.url).port);
@@ -136,6 +147,7 @@ test('L-1 an idle TLS connection that never sends a request is closed', async (t
   assert.ok(Date.now() - started < 4_000);
 });
 
+// HTTP/1.1 framing on purpose (raw socket).
 test('L-2 framing attacks get 400 and the server stays up', async (t) => {
   const s = await startService(t, { httpPort: 0 });
   const port = Number(new URL(s.httpUrl as string).port);
@@ -162,6 +174,7 @@ test('L-2 framing attacks get 400 and the server stays up', async (t) => {
   assert.equal(r.status, 200);
 });
 
+// Over HTTP/1.1; the h2 form (GOAWAY, the stream finishes) is in http2.test.ts.
 test('C-5 close() lets an in-flight request finish', async (t) => {
   const s = await startService(t, { resources: { slow: () => new Promise((r) => setTimeout(() => r({ done: true }), 300)) } });
   const inflight = s.fetch('/api/slow.json');
@@ -180,6 +193,7 @@ test('T-3 plain HTTP listener is off by default', async (t) => {
   void basic;
 });
 
+// RFC 9112's absolute form is HTTP/1.1 syntax (raw socket).
 test('L-2 RFC 9112 absolute-form request targets are served like origin-form', async (t) => {
   const s = await startService(t, { httpPort: 0 });
   const port = Number(new URL(s.httpUrl as string).port);

@@ -6,7 +6,7 @@ import { chmod, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { request } from '../helpers/https.js';
+import { PROTOCOLS, request } from '../helpers/https.js';
 import type { ChildProcess } from 'node:child_process';
 import { exited, run, serve } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
@@ -57,7 +57,8 @@ test('R-7 user role NAME admin|user: changes the role; the last admin stays; usa
   }
 });
 
-test('P-12 serve --on-reset-token COMMAND: a real script gets the event on stdin; the token works; unknown users get nothing', async (t) => {
+// H-1: the served port speaks both protocols; the hook runs the same for either.
+for (const protocol of PROTOCOLS) test(`P-12 serve --on-reset-token COMMAND: a real script gets the event on stdin; the token works; unknown users get nothing (${protocol})`, async (t) => {
   let out = '';
   const s = await serveWithAnn(t, async (dir) => {
     out = join(dir, 'delivered');
@@ -66,8 +67,8 @@ test('P-12 serve --on-reset-token COMMAND: a real script gets the event on stdin
     await chmod(script, 0o755);
     return ['--on-reset-token', `${script} ${out}`];
   });
-  const unknown = await request(`${s.url}/user/nobody/resettoken`, { method: 'POST', ca: s.ca });
-  const known = await request(`${s.url}/user/ann/resettoken`, { method: 'POST', ca: s.ca });
+  const unknown = await request(`${s.url}/user/nobody/resettoken`, { method: 'POST', ca: s.ca, protocol });
+  const known = await request(`${s.url}/user/ann/resettoken`, { method: 'POST', ca: s.ca, protocol });
   assert.equal(known.status, 202);
   assert.equal(unknown.status, 202);
   for (let i = 0; i < 200 && !existsSync(out); i++) await new Promise((r) => setTimeout(r, 25));
@@ -80,20 +81,21 @@ test('P-12 serve --on-reset-token COMMAND: a real script gets the event on stdin
   const put = await request(`${s.url}/user/ann/password`, {
     method: 'PUT',
     ca: s.ca,
+    protocol,
     headers: { authorization: `Bearer ${event.token}`, 'content-type': 'text/plain' },
     body: 'violet-second-passphrase-9',
   });
   assert.equal(put.status, 204);
 });
 
-test('P-12 serve --on-reset-token with a failing command: the caller still gets 202; the failure is logged without the token', async (t) => {
+for (const protocol of PROTOCOLS) test(`P-12 serve --on-reset-token with a failing command: the caller still gets 202; the failure is logged without the token (${protocol})`, async (t) => {
   const s = await serveWithAnn(t, async (dir) => {
     const script = join(dir, 'fail.sh');
     await writeFile(script, '#!/bin/sh\ncat >/dev/null\necho "leaked to stderr" >&2\nexit 7\n');
     await chmod(script, 0o755);
     return ['--on-reset-token', script];
   });
-  const r = await request(`${s.url}/user/ann/resettoken`, { method: 'POST', ca: s.ca });
+  const r = await request(`${s.url}/user/ann/resettoken`, { method: 'POST', ca: s.ca, protocol });
   assert.equal(r.status, 202);
   assert.equal(r.body, '');
   let logged: Record<string, unknown> | undefined;

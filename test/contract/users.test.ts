@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { UserChangedEvent } from '../../lib/index.js';
 import { HttpError, problem } from '../../lib/index.js';
-import { PROTOCOLS, type Response } from '../helpers/https.js';
+import { PROTOCOLS, type Protocol, type Response } from '../helpers/https.js';
 import { execFile } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -13,7 +13,7 @@ import { openStore } from '../../lib/users/store.js';
 import { hashPassword } from '../../lib/users/password-hash.js';
 import { basic, FAST_SCRYPT, startService, type Started } from '../helpers/service.js';
 import { tempDir } from '../helpers/tmp.js';
-import { hasCurl } from '../helpers/cli.js';
+import { CURL_PROTOCOL_FLAG, curlSkip } from '../helpers/cli.js';
 
 const execFileP = promisify(execFile);
 import { parseXml, type XmlElement } from '../helpers/xml-parse.js';
@@ -32,8 +32,8 @@ async function seed(s: Started): Promise<void> {
   await s.service.users.add('root', ROOT_PW, { role: 'admin' });
 }
 
-async function started(t: import('node:test').TestContext, options: Parameters<typeof startService>[1] = {}): Promise<Started> {
-  const s = await startService(t, options);
+async function started(t: import('node:test').TestContext, protocol: Protocol, options: Parameters<typeof startService>[1] = {}): Promise<Started> {
+  const s = await startService(t, options, protocol);
   await seed(s);
   return s;
 }
@@ -63,7 +63,7 @@ function observable(r: Response): unknown {
 // --- R-1 ------------------------------------------------------------------------------------------
 
 for (const protocol of PROTOCOLS) test(`R-1 GET /user/{name}: the user as JSON, members in order, times RFC 3339 with ms, private, no secrets (${protocol})`, async (t) => {
-  const s = await started(t);
+  const s = await started(t, protocol);
   const r = await get(s, '/user/alice', ALICE);
   assert.equal(r.status, 200);
   assert.equal(r.headers['content-type'], 'application/json; charset=utf-8');
@@ -82,7 +82,7 @@ for (const protocol of PROTOCOLS) test(`R-1 GET /user/{name}: the user as JSON, 
 });
 
 for (const protocol of PROTOCOLS) test(`R-1 the XML representation: <user> root, parsed by a real parser; extension form does not vary (${protocol})`, async (t) => {
-  const s = await started(t);
+  const s = await started(t, protocol);
   const r = await get(s, '/user/alice.xml', ALICE);
   assert.equal(r.status, 200);
   assert.equal(r.headers['content-type'], 'application/xml; charset=utf-8');
@@ -99,7 +99,7 @@ for (const protocol of PROTOCOLS) test(`R-1 the XML representation: <user> root,
 });
 
 for (const protocol of PROTOCOLS) test(`R-1 selection as N-1..N-8: return_type, Accept (text/xml), 406 with Vary, 400 for a bad return_type (${protocol})`, async (t) => {
-  const s = await started(t);
+  const s = await started(t, protocol);
   const rt = await get(s, '/user/alice?return_type=xml', ALICE, { accept: 'application/json' });
   assert.equal(rt.headers['content-type'], 'application/xml; charset=utf-8');
   assert.equal(rt.headers['vary'], undefined);
@@ -118,7 +118,7 @@ for (const protocol of PROTOCOLS) test(`R-1 selection as N-1..N-8: return_type, 
 });
 
 for (const protocol of PROTOCOLS) test(`R-1 ETag per representation, If-None-Match gives 304 with the same ETag and Vary; HEAD has no body (${protocol})`, async (t) => {
-  const s = await started(t);
+  const s = await started(t, protocol);
   const j = await get(s, '/user/alice', ALICE);
   const x = await get(s, '/user/alice', ALICE, { accept: 'application/xml' });
   assert.notEqual(j.headers['etag'], x.headers['etag']);
@@ -136,7 +136,7 @@ for (const protocol of PROTOCOLS) test(`R-1 ETag per representation, If-None-Mat
 });
 
 for (const protocol of PROTOCOLS) test(`R-1 the ETag changes when the user changes (${protocol})`, async (t) => {
-  const s = await started(t);
+  const s = await started(t, protocol);
   const before = await get(s, '/user/alice', ROOT);
   const patched = await send(s, 'PATCH', '/user/alice', ROOT, { role: 'admin' }, { 'content-type': 'application/merge-patch+json' });
   assert.equal(patched.status, 200);
@@ -149,7 +149,7 @@ for (const protocol of PROTOCOLS) test(`R-1 the ETag changes when the user chang
 // --- R-2 ------------------------------------------------------------------------------------------
 
 for (const protocol of PROTOCOLS) test(`R-2 a user reads themselves; an admin anyone (404 for unknown); anyone else 403 whether the target exists or not (${protocol})`, async (t) => {
-  const s = await started(t);
+  const s = await started(t, protocol);
   assert.equal((await get(s, '/user/alice', ALICE)).status, 200);
   assert.equal((await get(s, '/user/alice', ROOT)).status, 200);
   assert.equal((await get(s, '/user/zed', ROOT)).status, 404);
@@ -164,7 +164,7 @@ for (const protocol of PROTOCOLS) test(`R-2 a user reads themselves; an admin an
 });
 
 for (const protocol of PROTOCOLS) test(`R-2 / P-2 authentication: no or wrong credentials are 401 with the challenge; unknown user and wrong password alike (${protocol})`, async (t) => {
-  const s = await started(t);
+  const s = await started(t, protocol);
   const none = await get(s, '/user/alice');
   assert.equal(none.status, 401);
   assert.equal(none.headers['www-authenticate'], 'Basic realm="httpskit", charset="UTF-8"');
@@ -175,7 +175,7 @@ for (const protocol of PROTOCOLS) test(`R-2 / P-2 authentication: no or wrong cr
 });
 
 for (const protocol of PROTOCOLS) test(`R: a reset token (Bearer) never authorises the user routes: 401 with the usual challenges (${protocol})`, async (t) => {
-  const s = await started(t);
+  const s = await started(t, protocol);
   const { token } = await s.service.users.issueResetToken('alice');
   const r = await get(s, '/user/alice', `Bearer ${token}`);
   assert.equal(r.status, 401);
@@ -186,7 +186,7 @@ for (const protocol of PROTOCOLS) test(`R: a reset token (Bearer) never authoris
 });
 
 for (const protocol of PROTOCOLS) test(`R / T-3: over plain HTTP every R route is 403 https-required, before credentials are looked at (${protocol})`, async (t) => {
-  const s = await started(t, { httpPort: 0 });
+  const s = await started(t, protocol, { httpPort: 0 });
   for (const [method, path] of [['GET', '/user/alice'], ['GET', '/user/alice.xml?return_type=nope'], ['GET', '/user/'], ['POST', '/user/'], ['DELETE', '/user/bob'], ['PATCH', '/user/bob']] as const) {
     const r = await s.fetchPlain(path, { method, headers: { authorization: ROOT, accept: 'text/html' } });
     assert.equal(r.status, 403, `${method} ${path}`);
@@ -196,11 +196,12 @@ for (const protocol of PROTOCOLS) test(`R / T-3: over plain HTTP every R route i
 });
 
 for (const protocol of PROTOCOLS) test(`R-1 with Digest (--digest): curl --digest reads the user; the XML form too (${protocol})`, async (t) => {
-  if (!(await hasCurl())) return t.skip('curl is not installed');
-  const s = await started(t, { digest: true });
+  const skip = await curlSkip(protocol);
+  if (skip !== undefined) return t.skip(skip);
+  const s = await started(t, protocol, { digest: true });
   const ca = join(s.dir, 'ca.pem');
   await writeFile(ca, s.ca);
-  const curl = (path: string) => execFileP('curl', ['-s', '--cacert', ca, '--digest', '-u', `alice:${ALICE_PW}`, '-w', '\n%{http_code}', `${s.url}${path}`]);
+  const curl = (path: string) => execFileP('curl', ['-s', CURL_PROTOCOL_FLAG[protocol], '--cacert', ca, '--digest', '-u', `alice:${ALICE_PW}`, '-w', '\n%{http_code}', `${s.url}${path}`]);
   const { stdout } = await curl('/user/alice');
   const [body, status] = stdout.split('\n');
   assert.equal(status, '200');
@@ -213,7 +214,7 @@ for (const protocol of PROTOCOLS) test(`R-1 with Digest (--digest): curl --diges
 // --- R-3 ------------------------------------------------------------------------------------------
 
 for (const protocol of PROTOCOLS) test(`R-3 GET /user/ pages users by name with limit/after, Link rel="next" and the same URL in next (${protocol})`, async (t) => {
-  const s = await started(t);
+  const s = await started(t, protocol);
   for (const name of ['carol', 'Zoe', 'émile']) await s.service.users.add(name, 'plum-initial-passphrase-9');
   const seen: string[] = [];
   let path: string | null = '/user/?limit=2';
@@ -244,7 +245,7 @@ for (const protocol of PROTOCOLS) test(`R-3 GET /user/ pages users by name with 
 });
 
 for (const protocol of PROTOCOLS) test(`R-3 the XML page: <users><user>…</user>…<next>…</next></users>, parsed by a real parser (${protocol})`, async (t) => {
-  const s = await started(t);
+  const s = await started(t, protocol);
   const r = await get(s, '/user/?limit=2&return_type=xml', ROOT);
   assert.equal(r.status, 200);
   assert.equal(r.headers['content-type'], 'application/xml; charset=utf-8');
@@ -260,7 +261,7 @@ for (const protocol of PROTOCOLS) test(`R-3 the XML page: <users><user>…</user
 });
 
 for (const protocol of PROTOCOLS) test(`R-3 admins only (403 for a user, 401 without credentials); bad limit, repeated parameters: 400 (${protocol})`, async (t) => {
-  const s = await started(t);
+  const s = await started(t, protocol);
   assert.equal((await get(s, '/user/', ALICE)).status, 403);
   assert.equal((await get(s, '/user/')).status, 401);
   assert.equal((await get(s, '/user', ROOT)).status, 200, 'the trailing slash is optional');
@@ -279,7 +280,7 @@ for (const protocol of PROTOCOLS) test(`R-3 admins only (403 for a user, 401 wit
 
 for (const protocol of PROTOCOLS) test(`R-4 POST /user/ creates a user: 201, Location, the R-1 representation; the new user can sign in (${protocol})`, async (t) => {
   const events: UserChangedEvent[] = [];
-  const s = await started(t, { onUserChanged: (e) => void events.push(e) });
+  const s = await started(t, protocol, { onUserChanged: (e) => void events.push(e) });
   const r = await send(s, 'POST', '/user/', ROOT, { name: 'carol', password: 'garnet-initial-passphrase-5' }, { 'content-type': 'application/json' });
   assert.equal(r.status, 201);
   assert.equal(r.headers['location'], '/user/carol');
@@ -297,7 +298,7 @@ for (const protocol of PROTOCOLS) test(`R-4 POST /user/ creates a user: 201, Loc
 });
 
 for (const protocol of PROTOCOLS) test(`R-4 refusals: 409 exists, 400 names (U-2 amended), 422 policy, 415, 400 JSON, 403 non-admin, 401 (${protocol})`, async (t) => {
-  const s = await started(t);
+  const s = await started(t, protocol);
   const post = (body: unknown, auth: string | null = ROOT, type = 'application/json') => send(s, 'POST', '/user/', auth ?? undefined, body, { 'content-type': type });
   const exists = await post({ name: 'alice', password: 'another-initial-passphrase-1' });
   assert.equal(exists.status, 409);
@@ -325,7 +326,7 @@ for (const protocol of PROTOCOLS) test(`R-4 refusals: 409 exists, 400 names (U-2
 // --- R-5 ------------------------------------------------------------------------------------------
 
 for (const protocol of PROTOCOLS) test(`R-5 DELETE /user/{name}: 204, then 404; the reset tokens die with the user (${protocol})`, async (t) => {
-  const s = await started(t);
+  const s = await started(t, protocol);
   const { token } = await s.service.users.issueResetToken('bob');
   const r = await send(s, 'DELETE', '/user/bob', ROOT);
   assert.equal(r.status, 204);
@@ -339,7 +340,7 @@ for (const protocol of PROTOCOLS) test(`R-5 DELETE /user/{name}: 204, then 404; 
 });
 
 for (const protocol of PROTOCOLS) test(`R-5 the last admin cannot be deleted (409); admins only (${protocol})`, async (t) => {
-  const s = await started(t);
+  const s = await started(t, protocol);
   assert.equal((await send(s, 'DELETE', '/user/alice', BOB)).status, 403);
   assert.equal((await send(s, 'DELETE', '/user/zed', BOB)).status, 403);
   const last = await send(s, 'DELETE', '/user/root', ROOT);
@@ -355,7 +356,7 @@ for (const protocol of PROTOCOLS) test(`R-5 the last admin cannot be deleted (40
 // --- R-6 ------------------------------------------------------------------------------------------
 
 for (const protocol of PROTOCOLS) test(`R-6 PATCH with application/merge-patch+json changes the role: 200 with the representation (${protocol})`, async (t) => {
-  const s = await started(t);
+  const s = await started(t, protocol);
   const r = await send(s, 'PATCH', '/user/bob', ROOT, { role: 'admin' }, { 'content-type': 'application/merge-patch+json', accept: 'application/xml' });
   assert.equal(r.status, 200);
   assert.equal(r.headers['content-type'], 'application/xml; charset=utf-8');
@@ -367,7 +368,7 @@ for (const protocol of PROTOCOLS) test(`R-6 PATCH with application/merge-patch+j
 });
 
 for (const protocol of PROTOCOLS) test(`R-6 refusals: 415 for other types, 422 naming any other member or a bad role, 409 for the last admin, 404, 403 (${protocol})`, async (t) => {
-  const s = await started(t);
+  const s = await started(t, protocol);
   const patch = (path: string, body: unknown, type = 'application/merge-patch+json', auth = ROOT) => send(s, 'PATCH', path, auth, body, { 'content-type': type });
   assert.equal((await patch('/user/bob', { role: 'admin' }, 'application/json')).status, 415);
   const other = await patch('/user/bob', { role: 'admin', name: 'robert' });
@@ -391,7 +392,7 @@ for (const protocol of PROTOCOLS) test(`R-6 refusals: 415 for other types, 422 n
 });
 
 for (const protocol of PROTOCOLS) test(`E-4 / R-5 / R-6: If-Match with the user\'s ETag makes PATCH and DELETE safe against lost updates (412) (${protocol})`, async (t) => {
-  const s = await started(t);
+  const s = await started(t, protocol);
   const read = await get(s, '/user/bob', ROOT);
   const readXml = await get(s, '/user/bob.xml', ROOT);
   const etag = String(read.headers['etag']);
@@ -413,7 +414,7 @@ for (const protocol of PROTOCOLS) test(`E-4 / R-5 / R-6: If-Match with the user\
 });
 
 for (const protocol of PROTOCOLS) test(`E-4 two concurrent writes with the same If-Match: exactly one is performed, the other gets 412 (${protocol})`, async (t) => {
-  const s = await started(t);
+  const s = await started(t, protocol);
   for (let round = 0; round < 3; round++) {
     const etag = String((await get(s, '/user/bob', ROOT)).headers['etag']);
     const role = round % 2 === 0 ? 'admin' : 'user';
@@ -440,7 +441,7 @@ for (const protocol of PROTOCOLS) test(`E-4 two concurrent writes with the same 
 // --- R-7 ------------------------------------------------------------------------------------------
 
 for (const protocol of PROTOCOLS) test(`R-7 OPTIONS without credentials and 405 with the right Allow on every R path (${protocol})`, async (t) => {
-  const s = await started(t);
+  const s = await started(t, protocol);
   const cases: ReadonlyArray<readonly [string, string]> = [
     ['/user/alice', 'GET, PATCH, DELETE, HEAD, OPTIONS'],
     ['/user/', 'GET, POST, HEAD, OPTIONS'],
@@ -457,7 +458,7 @@ for (const protocol of PROTOCOLS) test(`R-7 OPTIONS without credentials and 405 
 
 for (const protocol of PROTOCOLS) test(`R-7 each change writes one audit line (who, what, which user, from where; never a password) and fires onUserChanged (${protocol})`, async (t) => {
   const events: UserChangedEvent[] = [];
-  const s = await started(t, { onUserChanged: (e) => void events.push(e) });
+  const s = await started(t, protocol, { onUserChanged: (e) => void events.push(e) });
   const pw = 'garnet-initial-passphrase-4';
   await send(s, 'POST', '/user/', ROOT, { name: 'frank', password: pw }, { 'content-type': 'application/json' });
   await send(s, 'PATCH', '/user/frank', ROOT, { role: 'admin' }, { 'content-type': 'application/merge-patch+json' });
@@ -481,7 +482,7 @@ for (const protocol of PROTOCOLS) test(`R-7 each change writes one audit line (w
 });
 
 for (const protocol of PROTOCOLS) test(`R-7 / A-4 an onUserChanged hook that throws is logged and does not undo the change (${protocol})`, async (t) => {
-  const s = await started(t, {
+  const s = await started(t, protocol, {
     onUserChanged: () => {
       throw new Error('hook broke');
     },
@@ -496,7 +497,7 @@ for (const protocol of PROTOCOLS) test(`R-7 / A-4 an onUserChanged hook that thr
 // --- P-8 across routes ----------------------------------------------------------------------------
 
 for (const protocol of PROTOCOLS) test(`P-8 one budget per account whichever route the guesses come through (GET /user/{name}, then PUT password) (${protocol})`, async (t) => {
-  const s = await started(t);
+  const s = await started(t, protocol);
   for (let i = 0; i < 5; i++) assert.equal((await get(s, '/user/alice', basic('alice', `wrong-guess-${i}`))).status, 401);
   // The sixth guess, on another route and with the right password, is throttled: the account's budget is spent.
   const put = await s.fetch('/user/alice/password', { method: 'PUT', headers: { authorization: ALICE, 'content-type': 'text/plain' }, body: 'lemon-second-passphrase-9' });
@@ -509,7 +510,7 @@ for (const protocol of PROTOCOLS) test(`P-8 one budget per account whichever rou
 // --- U-2 amended ------------------------------------------------------------------------------------
 
 for (const protocol of PROTOCOLS) test(`U-2 /user/a%2Ejson is the user a.json, not an extension; /user/a.json is a as JSON (${protocol})`, async (t) => {
-  const s = await started(t);
+  const s = await started(t, protocol);
   await s.service.users.add('a', 'plain-a-initial-passphrase-1', { role: 'admin' });
   const viaExtension = await get(s, '/user/a.json', ROOT);
   assert.equal(viaExtension.status, 200);
@@ -528,7 +529,7 @@ for (const protocol of PROTOCOLS) test(`U-2 a store that already holds a.json st
   const phc = await hashPassword('legacy-initial-passphrase-1', FAST_SCRYPT);
   await legacy.update('a.json', () => ({ next: { name: 'a.json', role: 'user', hash: phc, createdAt: 0, passwordChangedAt: 0 }, result: undefined }));
   await legacy.close();
-  const s = await started(t, { store });
+  const s = await started(t, protocol, { store });
   const own = basic('a.json', 'legacy-initial-passphrase-1');
   const r = await get(s, '/user/a%2Ejson', own);
   assert.equal(r.status, 200);
@@ -551,7 +552,7 @@ for (const protocol of PROTOCOLS) test(`U-2 a store that already holds a.json st
 // --- A-2: an embedder's resource that needs the caller --------------------------------------------
 
 for (const protocol of PROTOCOLS) test(`A-2 / R-1 an embedder\'s loader asks context.authenticate(): same machinery, private, 401/403 as thrown (${protocol})`, async (t) => {
-  const s = await started(t, {
+  const s = await started(t, protocol, {
     resources: {
       whoami: async (query, context) => {
         const caller = await context.authenticate();

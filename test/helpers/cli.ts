@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { Protocol } from './https.js';
 
 /** The compiled command (C-1): `npm test` builds dist/ first. */
 export const BIN = fileURLToPath(new URL('../../dist/bin/httpskit.js', import.meta.url));
@@ -77,6 +78,23 @@ export function hasCurl(): Promise<boolean> {
     const child = spawn('curl', ['--version'], { stdio: 'ignore' });
     child.on('error', () => resolve(false));
     child.on('close', (code) => resolve(code === 0));
+  });
+}
+
+/** curl's flag for each protocol (H-1): a looped test says which one curl speaks instead of taking curl's default (h2 where it can). */
+export const CURL_PROTOCOL_FLAG = { h1: '--http1.1', h2: '--http2' } as const;
+
+/** Why curl cannot be the client over `protocol` here (not installed, or built without HTTP/2), or undefined when it can. */
+export function curlSkip(protocol: Protocol): Promise<string | undefined> {
+  return new Promise((resolve) => {
+    const child = spawn('curl', ['--version'], { stdio: ['ignore', 'pipe', 'ignore'] });
+    let out = '';
+    child.stdout.on('data', (d) => (out += d));
+    child.on('error', () => resolve('curl is not installed'));
+    child.on('close', (code) => {
+      if (code !== 0) resolve('curl is not installed');
+      else resolve(protocol === 'h2' && !/^Features:.* HTTP2\b/m.test(out) ? 'curl was built without HTTP/2 (nghttp2)' : undefined);
+    });
   });
 }
 

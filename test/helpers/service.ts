@@ -37,6 +37,9 @@ export interface Started {
  * `protocol` is what `fetch` speaks to the HTTPS port (H-1: tests loop over PROTOCOLS).
  */
 export async function startService(t: TestContext, options: ServiceOptions = {}, protocol: Protocol = 'h1'): Promise<Started> {
+  // A test named for a protocol, "… (h2)", that forgot to pass it would run over HTTP/1.1 unseen.
+  const named = /\((h1|h2)\)$/.exec(t.name)?.[1];
+  if (named !== undefined && named !== protocol) throw new Error(`"${t.name}" starts its service over ${protocol}: pass the loop's protocol to startService`);
   const dir = await tempDir(t);
   const { cert, key } = testCertificate();
   const logs: string[] = [];

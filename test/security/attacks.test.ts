@@ -13,6 +13,7 @@ import { hashPassword } from '../../lib/users/password-hash.js';
 import { snapshotText } from '../../lib/users/store-format.js';
 import type { UserRecord } from '../../lib/users/store.js';
 import { basic, FAST_SCRYPT, startService, type Started } from '../helpers/service.js';
+import { PROTOCOLS } from '../helpers/https.js';
 import { tempDir } from '../helpers/tmp.js';
 import { createClient } from './helpers/client.js';
 import { countScrypt } from './helpers/scrypt-counter.js';
@@ -21,7 +22,7 @@ const ROOT_PW = 'granite-admin-passphrase-1';
 const BOB_PW = 'willow-initial-passphrase-1';
 const scrypt = countScrypt();
 
-/** The Digest challenge parameters of a fresh 401 (SHA-256 first, P-10). */
+/** The Digest challenge parameters of a fresh 401 (SHA-256 first, P-10), asked over HTTP/1.1: a nonce is not bound to a protocol. */
 async function challenge(s: Started, path: string): Promise<{ realm: string; nonce: string; opaque: string }> {
   return new Promise((resolve, reject) => {
     const req = httpsRequest(s.url + path, { method: 'PUT', ca: s.ca, agent: false, headers: { 'content-length': '0' } }, (res) => {
@@ -45,8 +46,9 @@ function digestHeader(user: string, password: string, uri: string, c: { realm: s
 const putPassword = (s: Started, name: string, authorization: string, body: string) =>
   s.fetch(`/user/${name}/password`, { method: 'PUT', headers: { authorization, 'content-type': 'text/plain' }, body });
 
-test('P-10 (amended): a captured Digest header is refused after a restart and by another process on the same store', async (t) => {
-  const first = await startService(t, { digest: true });
+// H-1: every attack below is about the accounts and the store, whatever carries the requests.
+for (const protocol of PROTOCOLS) test(`P-10 (amended): a captured Digest header is refused after a restart and by another process on the same store (${protocol})`, async (t) => {
+  const first = await startService(t, { digest: true }, protocol);
   await first.service.users.add('root', ROOT_PW, { role: 'admin' });
   await first.service.users.add('bob', BOB_PW);
   // The admin sets bob's password with Digest: the admin's own secret does not change, so the
@@ -57,27 +59,27 @@ test('P-10 (amended): a captured Digest header is refused after a restart and by
   assert.equal((await putPassword(first, 'bob', captured, 'a-replayers-chosen-passphrase-1')).status, 401, 'replay in the same process');
 
   // Another server process on the same store (a second service: its own memory, the same files).
-  const other = await startService(t, { digest: true, store: first.store });
+  const other = await startService(t, { digest: true, store: first.store }, protocol);
   assert.equal((await putPassword(other, 'bob', captured, 'a-replayers-chosen-passphrase-2')).status, 401, 'replay on another process');
 
   // A restart: both stop, a new one starts on the store and its Digest key.
   await other.service.close();
   await first.service.close();
-  const restarted = await startService(t, { digest: true, store: first.store });
+  const restarted = await startService(t, { digest: true, store: first.store }, protocol);
   const replay = await putPassword(restarted, 'bob', captured, 'a-replayers-chosen-passphrase-3');
   assert.equal(replay.status, 401, 'replay after a restart');
   assert.equal(await restarted.service.users.verify('bob', 'the-admins-chosen-passphrase-1'), true, 'bob keeps the password the admin set');
 });
 
-test('P-8 (amended): 130 accounts sprayed over 30 connections from one address cost at most 50 hashes', async (t) => {
+for (const protocol of PROTOCOLS) test(`P-8 (amended): 130 accounts sprayed over 30 connections (HTTP/2: streams) from one address cost at most 50 hashes (${protocol})`, async (t) => {
   const dir = await tempDir(t);
   const store = join(dir, 'users.json');
   const phc = await hashPassword('lemon-initial-passphrase-1', FAST_SCRYPT);
   const records: UserRecord[] = Array.from({ length: 65 }, (_, i) => ({ name: `user${i}`, role: 'user', hash: phc, createdAt: 0, passwordChangedAt: 0 }));
   await writeFile(store, snapshotText(0, records), { mode: 0o600 });
-  const s = await startService(t, { store });
+  const s = await startService(t, { store }, protocol);
   await s.service.users.verify('nobody', 'warm-up-the-dummy-hash');
-  const client = createClient(s.url, s.ca, 30);
+  const client = createClient(s.url, s.ca, 30, undefined, protocol);
   t.after(() => client.close());
   // Half the names exist, half do not: both cost a hash (U-3).
   const names = Array.from({ length: 130 }, (_, i) => (i % 2 === 0 ? `user${i / 2}` : `ghost${i}`));
@@ -105,11 +107,11 @@ test('P-8 (amended): 130 accounts sprayed over 30 connections from one address c
   assert.ok(scrypt.count <= 50, `at most 50 wrong-password hashes from one address: ${summary}`);
 });
 
-test('P-8 (amended): six concurrent correct logins of one account all succeed; none is told it failed', async (t) => {
-  const s = await startService(t);
+for (const protocol of PROTOCOLS) test(`P-8 (amended): six concurrent correct logins of one account all succeed; none is told it failed (${protocol})`, async (t) => {
+  const s = await startService(t, {}, protocol);
   await s.service.users.add('root', ROOT_PW, { role: 'admin' });
   for (let i = 0; i < 6; i++) await s.service.users.add(`member${i}`, BOB_PW);
-  const client = createClient(s.url, s.ca, 6);
+  const client = createClient(s.url, s.ca, 6, undefined, protocol);
   t.after(() => client.close());
   const results = await Promise.all(
     Array.from({ length: 6 }, (_, i) =>
@@ -122,13 +124,13 @@ test('P-8 (amended): six concurrent correct logins of one account all succeed; n
   );
 });
 
-test('U-3 (amended): after the cost is raised, a wrong password of an old-cost user costs what an unknown user costs', async (t) => {
+for (const protocol of PROTOCOLS) test(`U-3 (amended): after the cost is raised, a wrong password of an old-cost user costs what an unknown user costs (${protocol})`, async (t) => {
   const low = { ln: 8, r: 8, p: 1 } as const;
   const high = { ln: 12, r: 8, p: 1 } as const;
-  const first = await startService(t, { scrypt: low });
+  const first = await startService(t, { scrypt: low }, protocol);
   await first.service.users.add('alice', 'maple-initial-passphrase-1');
   await first.service.close();
-  const s = await startService(t, { store: first.store, scrypt: high });
+  const s = await startService(t, { store: first.store, scrypt: high }, protocol);
   await s.service.users.verify('warm-up', 'the dummy hash is made once');
   const workOf = async (name: string): Promise<{ work: number; ms: number }> => {
     scrypt.reset();

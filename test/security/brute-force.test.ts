@@ -10,6 +10,7 @@ import { snapshotText } from '../../lib/users/store-format.js';
 import { hashPassword } from '../../lib/users/password-hash.js';
 import type { UserRecord } from '../../lib/users/store.js';
 import { basic, FAST_SCRYPT, startService } from '../helpers/service.js';
+import { PROTOCOLS } from '../helpers/https.js';
 import { tempDir } from '../helpers/tmp.js';
 import { createClient, header, json } from './helpers/client.js';
 import { countScrypt } from './helpers/scrypt-counter.js';
@@ -32,11 +33,12 @@ const guessing: ReadonlyArray<readonly [label: string, account: string, exists: 
   ['an unknown account', 'ghost', false],
 ];
 
-for (const [label, account, exists] of guessing) {
-  test(`P-8 brute force: 1,000 wrong guesses against ${label} are throttled and cost few scrypt computations`, async (t) => {
-    const s = await startService(t);
+// H-1: the throttle sits above the protocol; over HTTP/2 the CONNECTIONS are streams of one connection.
+for (const protocol of PROTOCOLS) for (const [label, account, exists] of guessing) {
+  test(`P-8 brute force: 1,000 wrong guesses against ${label} are throttled and cost few scrypt computations (${protocol})`, async (t) => {
+    const s = await startService(t, {}, protocol);
     await s.service.users.add('alice', PASSWORD);
-    const client = createClient(s.url, s.ca, CONNECTIONS);
+    const client = createClient(s.url, s.ca, CONNECTIONS, undefined, protocol);
     t.after(() => client.close());
     scrypt.reset();
     const started = performance.now();
@@ -69,7 +71,7 @@ for (const [label, account, exists] of guessing) {
   });
 }
 
-test('P-8 password spraying: one guess against each of 1,000 accounts from one address is throttled; other addresses are not', async (t) => {
+for (const protocol of PROTOCOLS) test(`P-8 password spraying: one guess against each of 1,000 accounts from one address is throttled; other addresses are not (${protocol})`, async (t) => {
   const dir = await tempDir(t);
   const store = join(dir, 'users.json');
   // 1,000 accounts written straight into a snapshot: adding them one by one costs 1,000 fsyncs.
@@ -77,8 +79,8 @@ test('P-8 password spraying: one guess against each of 1,000 accounts from one a
   const records: UserRecord[] = Array.from({ length: 1_000 }, (_, i) => ({ name: `user${String(i).padStart(4, '0')}`, role: 'user', hash: phc, createdAt: 0, passwordChangedAt: 0 }));
   await writeFile(store, snapshotText(0, records), { mode: 0o600 });
   // The peer (127.0.0.1) is a trusted proxy, so X-Forwarded-For names the client (T-5).
-  const s = await startService(t, { store, trustProxy: '127.0.0.1' });
-  const client = createClient(s.url, s.ca, CONNECTIONS);
+  const s = await startService(t, { store, trustProxy: '127.0.0.1' }, protocol);
+  const client = createClient(s.url, s.ca, CONNECTIONS, undefined, protocol);
   t.after(() => client.close());
   const attacker = '203.0.113.66';
   scrypt.reset();
@@ -110,10 +112,10 @@ test('P-8 password spraying: one guess against each of 1,000 accounts from one a
   assert.equal(blocked.status, 429, 'even a right password from the spraying address waits');
 });
 
-test('P-8 the account throttle is keyed by the NFC name: another Unicode form of the name gets no fresh guesses', async (t) => {
-  const s = await startService(t);
+for (const protocol of PROTOCOLS) test(`P-8 the account throttle is keyed by the NFC name: another Unicode form of the name gets no fresh guesses (${protocol})`, async (t) => {
+  const s = await startService(t, {}, protocol);
   await s.service.users.add('jos\u00e9', PASSWORD);
-  const client = createClient(s.url, s.ca, 1);
+  const client = createClient(s.url, s.ca, 1, undefined, protocol);
   t.after(() => client.close());
   const guess = async (name: string, i: number): Promise<number> =>
     (await client.send('PUT', '/user/jos%C3%A9/password', { authorization: basic(name, `wrong-guess-number-${i}`), 'content-type': 'text/plain' }, 'x')).status;

@@ -3,6 +3,7 @@
 // 5xx but 503, every body parses as its Content-Type says, no stack trace / path / hash / secret
 // in a response, and the store is unchanged. Replay a failure with FUZZ_SEED=<seed> (and
 // FUZZ_PATH=<path> from the report to jump straight to the shrunk case).
+// HTTP/1.1 only (H-1): the hostile requests are malformed HTTP/1.1 bytes; h2 framing abuse is http2-floods.test.ts.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';

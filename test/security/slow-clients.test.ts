@@ -1,6 +1,7 @@
 // The security suite, slow and hostile clients (docs/CONTRACT.md L-1, L-2): connections that dribble headers or sit
 // idle do not stop others from being served, dribblers are cut at the header time-out, and
 // request-smuggling shapes get 400 and a closed connection, never a second request.
+// HTTP/1.1 only (H-1): dribbled headers and smuggling are HTTP/1.1 framing; the h2 time-outs are in http2.test.ts.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { connect, type TLSSocket } from 'node:tls';

@@ -3,6 +3,7 @@
 // open are narrowed to 0600 or refused; a directory others could write is refused; and every path
 // to one store (symbolic links to the file or to its directory) is the same store, with one lock.
 // Over real files and real processes: the attacker's files are written as `nobody` (setpriv).
+// Its few HTTP requests only show which store the server uses: HTTP/1.1 suffices (H-1 is covered elsewhere).
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';

@@ -7,6 +7,7 @@ import { appendFile, chmod, mkdir, readFile, rm, stat, writeFile } from 'node:fs
 import { join } from 'node:path';
 import { createFileLedgers, type FileLedgers } from '../../lib/users/ledger-file.js';
 import { resolveThrottlePolicy } from '../../lib/users/ledgers.js';
+import { PROTOCOLS } from '../helpers/https.js';
 import { basic, startService } from '../helpers/service.js';
 import { tempDir } from '../helpers/tmp.js';
 
@@ -167,8 +168,8 @@ test('P-8 (amended): attempts in flight in one process hold their place in the b
   assert.ok((await b.throttle.reserve('bob', '10.9.9.9')).ok);
 });
 
-test('S-6: a side file that cannot be read or written answers 503 with Retry-After, never 500', async (t) => {
-  const s = await startService(t);
+for (const protocol of PROTOCOLS) test(`S-6: a side file that cannot be read or written answers 503 with Retry-After, never 500 (${protocol})`, async (t) => {
+  const s = await startService(t, {}, protocol);
   await s.service.users.add('alice', 'maple-initial-passphrase-1');
   const ledger = `${s.store}.ledger`;
   await rm(ledger, { force: true });
