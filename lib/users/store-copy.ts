@@ -15,7 +15,7 @@ export async function copyStore(from: Store, to: Store): Promise<{ readonly copi
   async function worker(): Promise<void> {
     for (let user = users[next++]; user !== undefined; user = users[next++]) {
       const record = user;
-      const created = await to.update(record.name, (current) => (current === undefined ? { next: record, result: true } : { next: undefined, result: false }));
+      const created = await to.update(record.name, (current) => (current === undefined ? { next: record, result: true } : { next: undefined, result: false }), { verbatim: true });
       // Someone else wrote to the target during the copy: stop rather than overwrite them.
       if (!created) throw new ServiceError('ERR_STORE_NOT_EMPTY', `user "${record.name}" appeared in the target store during the copy`);
     }

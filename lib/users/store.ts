@@ -35,6 +35,11 @@ export interface UpdateView {
 export interface UpdateOptions {
   /** Count the admins for the view (R-5, R-6: the last admin is protected). */
   readonly countAdmins?: boolean;
+  /**
+   * The record comes from another store (`store copy`): its name is checked as loading checks it
+   * (a non-empty string), not as a new name is, so a name that older rules allowed moves too.
+   */
+  readonly verbatim?: boolean;
 }
 
 export interface Page {
@@ -230,7 +235,7 @@ class FileStore implements Store {
       await this.#replica.sync();
       const current = this.#replica.users.get(name);
       const { next, result } = fn(current, { admins: options.countAdmins === true ? this.#admins() : 0 });
-      const op = toOp(name, current, next);
+      const op = toOp(name, current, next, options.verbatim === true ? 'shape' : 'policy');
       if (op === undefined) return { result, compact: false };
       try {
         await this.#replica.commit(op);
@@ -290,10 +295,10 @@ function userhash(algorithm: 'sha256' | 'md5', name: string, realm: string): str
   return createHash(algorithm).update(`${name}:${realm}`, 'utf8').digest('hex');
 }
 
-function toOp(name: string, current: UserRecord | undefined, next: UserRecord | null | undefined): JournalOp | undefined {
+function toOp(name: string, current: UserRecord | undefined, next: UserRecord | null | undefined, names: 'policy' | 'shape'): JournalOp | undefined {
   if (next === undefined) return undefined;
   if (next === null) return current === undefined ? undefined : { op: 'delete', name };
-  const checked = checkRecord(next, 'policy');
+  const checked = checkRecord(next, names);
   if (!checked.ok) throw new ServiceError(checked.nameProblem ? 'ERR_INVALID_NAME' : 'ERR_INVALID_OPTION', `update(${JSON.stringify(name)}): ${checked.problem}`);
   if (checked.record.name !== name) {
     throw new ServiceError('ERR_INVALID_OPTION', `update(${JSON.stringify(name)}) returned a record named ${JSON.stringify(checked.record.name)}`);

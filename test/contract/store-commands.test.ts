@@ -2,6 +2,7 @@
 // into a store that holds users) and `store migrate`, through the built command (C-1).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { openPostgresStore } from '../../lib/users/postgres/postgres-store.js';
 import { openStore, type UserRecord } from '../../lib/users/store.js';
@@ -72,4 +73,28 @@ test('S-5: store migrate brings an empty database to the current schema once; se
   const onFile = await run(['store', 'migrate', '--store', join(dir, 'users.json')]);
   assert.equal(onFile.code, 1);
   assert.match(onFile.stderr, /postgres:\/\//);
+});
+
+test('S-5: store copy carries names that earlier rules allowed and today\'s refuse for new users, to a file and to PostgreSQL', async (t) => {
+  const dir = await tempDir(t);
+  const source = join(dir, 'old.json');
+  // Written as an older version would have: "a:b" and " padded" break today's U-2 (forbidden character, surrounding space).
+  const legacy: UserRecord[] = [
+    { name: ' padded', role: 'user', hash: '$scrypt$ln=10,r=8,p=1$c2FsdA$aGFzaA', createdAt: 1, passwordChangedAt: 2 },
+    { name: 'a:b', role: 'admin', hash: '$scrypt$ln=10,r=8,p=1$c2FsdA$aGFzaA', createdAt: 3, passwordChangedAt: 4 },
+    { name: 'fine', role: 'user', hash: '$scrypt$ln=10,r=8,p=1$c2FsdA$aGFzaA', createdAt: 5, passwordChangedAt: 6 },
+  ];
+  await writeFile(source, `{"format":"httpskit-users","version":1,"generation":0,"users":[\n${legacy.map((u) => JSON.stringify(u)).join(',\n')}\n]}\n`, { mode: 0o600 });
+  await writeFile(`${source}.journal`, '{"format":"httpskit-users-journal","version":1,"generation":0}\n', { mode: 0o600 });
+
+  const toFile = join(dir, 'new.json');
+  const copied = await run(['store', 'copy', source, toFile]);
+  assert.equal(copied.code, 0, copied.stderr);
+  assert.match(copied.stderr, /copied 3 users/);
+  assert.deepEqual(await listOf(toFile), legacy);
+  if (skip) return;
+  const url = await db.database();
+  const toPg = await run(['store', 'copy', source, url]);
+  assert.equal(toPg.code, 0, toPg.stderr);
+  assert.deepEqual(await listOf(url), legacy);
 });

@@ -12,7 +12,7 @@ import { loadPg } from './load-pg.js';
 import { checkVersion, migrate } from './migrate.js';
 import { resolvePostgresOptions, type PostgresStoreConfig, type PostgresStoreOptions } from './postgres-options.js';
 import { createSettingsLedger, type SettingsLedger } from './settings.js';
-import type { IssuanceLedger, NonceLedger, Store, ThrottleLedger, UpdateDecision, UpdateView } from './store-interface.js';
+import type { IssuanceLedger, NonceLedger, Store, ThrottleLedger, UpdateDecision, UpdateOptions, UpdateView } from './store-interface.js';
 
 export interface PostgresStore extends Store {
   /** S-4: the settings every instance must agree on. */
@@ -112,7 +112,7 @@ class Postgres implements PostgresStore {
     return result.rows[0]?.name;
   }
 
-  async update<T>(name: string, fn: (current: UserRecord | undefined, view: UpdateView) => UpdateDecision<T>, options: { readonly countAdmins?: boolean } = {}): Promise<T> {
+  async update<T>(name: string, fn: (current: UserRecord | undefined, view: UpdateView) => UpdateDecision<T>, options: UpdateOptions = {}): Promise<T> {
     this.#assertOpen();
     if (typeof name !== 'string') throw new ServiceError('ERR_INVALID_OPTION', 'update() needs a user name string');
     if (typeof fn !== 'function') throw new ServiceError('ERR_INVALID_OPTION', 'update() needs a function');
@@ -136,7 +136,7 @@ class Postgres implements PostgresStore {
       } catch (error) {
         throw new CallerError(error);
       }
-      await write(client, name, current, decision.next);
+      await write(client, name, current, decision.next, options.verbatim === true ? 'shape' : 'policy');
       return decision.result;
     });
   }
@@ -163,13 +163,13 @@ class Postgres implements PostgresStore {
   }
 }
 
-async function write(client: PoolClient, name: string, current: UserRecord | undefined, next: UserRecord | null | undefined): Promise<void> {
+async function write(client: PoolClient, name: string, current: UserRecord | undefined, next: UserRecord | null | undefined, names: 'policy' | 'shape'): Promise<void> {
   if (next === undefined) return;
   if (next === null) {
     if (current !== undefined) await client.query('DELETE FROM httpskit.users WHERE name = $1', [name]);
     return;
   }
-  const checked = checkRecord(next, 'policy');
+  const checked = checkRecord(next, names);
   if (!checked.ok) throw new CallerError(new ServiceError(checked.nameProblem ? 'ERR_INVALID_NAME' : 'ERR_INVALID_OPTION', `update(${JSON.stringify(name)}): ${checked.problem}`));
   const record = checked.record;
   if (record.name !== name) {
