@@ -11,10 +11,8 @@ import type { UserRecord } from '../users/store.js';
 import type { Users } from '../users/users.js';
 
 /** T-3 / R: credentials never travel in clear; refused before they are looked at. */
-export function requireHttps(ctx: RequestContext): void {
-  if (!ctx.secure) {
-    throw new HttpError(problem(403, 'https-required', { detail: 'This operation is accepted only over HTTPS.' }), { connection: 'close' });
-  }
+export function requireHttps(ctx: RequestContext, detail = 'This operation is accepted only over HTTPS.'): void {
+  if (!ctx.secure) throw new HttpError(problem(403, 'https-required', { detail }), { connection: 'close' });
 }
 
 /**

@@ -6,6 +6,7 @@ import { HttpError, problem } from '../http/problem.js';
 import type { Reply } from '../http/reply.js';
 import { decodeUtf8Strict, hasLoneSurrogate } from '../users/prepare.js';
 import { PasswordPolicyError, type Users } from '../users/users.js';
+import { requireHttps } from './caller.js';
 import { segmentUserName } from './user-view.js';
 
 export interface PasswordHandlerOptions {
@@ -96,9 +97,7 @@ export function createPasswordHandlers(o: PasswordHandlerOptions) {
 
 /** P-1 / T-3: HTTPS only, and no query string (it would land in logs). Checked before anything else. */
 export function requireTransport(ctx: RequestContext): void {
-  if (!ctx.secure) {
-    throw new HttpError(problem(403, 'https-required', { detail: 'Password operations are accepted only over HTTPS.' }), { connection: 'close' });
-  }
+  requireHttps(ctx, 'Password operations are accepted only over HTTPS.');
   if (ctx.rawQuery !== undefined) throw badRequest('Password operations take no query string; send nothing secret in a URL.');
 }
 

@@ -5,7 +5,7 @@
 // Concurrency: calls on one Store run one at a time (a promise queue), and every disk access
 // holds the cross-process lock file, so the server and the CLI can share one store. Before each
 // read-modify-write the store catches up with what other processes appended or compacted.
-import { createHash } from 'node:crypto';
+import { computeUserhash } from '../auth/digest-hash.js';
 import { ServiceError } from '../errors.js';
 import type { JournalOp } from './store-format.js';
 import { createFileLedgers, type FileLedgers } from './ledger-file.js';
@@ -185,8 +185,8 @@ class FileStore implements Store {
     if (index?.users !== users) {
       const map = new Map<string, string>();
       for (const { name } of users) {
-        map.set(`SHA-256:${userhash('sha256', name, realm)}`, name);
-        map.set(`MD5:${userhash('md5', name, realm)}`, name);
+        map.set(`SHA-256:${computeUserhash('SHA-256', name, realm)}`, name);
+        map.set(`MD5:${computeUserhash('MD5', name, realm)}`, name);
       }
       index = { users, map };
       this.#userhashes.clear();
@@ -291,9 +291,6 @@ class FileStore implements Store {
   }
 }
 
-function userhash(algorithm: 'sha256' | 'md5', name: string, realm: string): string {
-  return createHash(algorithm).update(`${name}:${realm}`, 'utf8').digest('hex');
-}
 
 function toOp(name: string, current: UserRecord | undefined, next: UserRecord | null | undefined, names: 'policy' | 'shape'): JournalOp | undefined {
   if (next === undefined) return undefined;
