@@ -78,7 +78,7 @@ export function createAuthenticator(o: AuthenticatorOptions) {
     const key = addressKey(address);
     const deadline = performance.now() + busyWaitMs;
     for (let pause = 10; ; pause = Math.min(pause * 2, 100)) {
-      const reservation = await overloadSafe(() => o.throttle.reserve(account, key));
+      const reservation = await o.throttle.reserve(account, key).catch(overloaded);
       if (reservation.ok) return attempt(reservation.id, account, key);
       o.onRefused?.(reservation.reason);
       if (reservation.reason === 'locked') throw throttled(reservation.retryAfterSeconds);
@@ -93,10 +93,10 @@ export function createAuthenticator(o: AuthenticatorOptions) {
 
   function attempt(id: string, account: string | undefined, address: string): Attempt {
     let open = true;
-    const settle = (outcome: Outcome) => async (): Promise<void> => {
-      if (!open) return;
+    const settle = (outcome: Outcome) => (): Promise<void> => {
+      if (!open) return SETTLED;
       open = false;
-      await overloadSafe(() => o.throttle.settle(id, account, address, outcome));
+      return o.throttle.settle(id, account, address, outcome).catch(overloaded);
     };
     return { fail: settle('fail'), succeed: settle('success'), release: settle('none') };
   }
@@ -112,17 +112,19 @@ export function createAuthenticator(o: AuthenticatorOptions) {
     // guesses of its own beside "jos\u00e9", and a name with k accents 2^k fresh windows.
     const name = creds.name.normalize('NFC');
     const attempt = await gate(name, ctx.address);
+    let record: UserRecord | undefined;
     try {
-      const record = await overloadSafe(() => o.users.verify(name, creds.password));
-      if (record === undefined) {
-        await attempt.fail();
-        throw unauthorized();
-      }
-      await attempt.succeed();
-      return { caller: record.name, via: 'basic', password: creds.password, record };
-    } finally {
+      record = await o.users.verify(name, creds.password).catch(overloaded);
+    } catch (error) {
       await attempt.release();
+      throw error;
     }
+    if (record === undefined) {
+      await attempt.fail();
+      throw unauthorized();
+    }
+    await attempt.succeed();
+    return { caller: record.name, via: 'basic', password: creds.password, record };
   }
 
   async function digest(header: string, ctx: RequestContext): Promise<Authenticated> {
@@ -213,14 +215,21 @@ export function createAuthenticator(o: AuthenticatorOptions) {
 
 export type Authenticator = ReturnType<typeof createAuthenticator>;
 
-/** GateFullError → 503 with Retry-After (P-8). */
-export async function overloadSafe<T>(task: () => Promise<T>): Promise<T> {
+const SETTLED: Promise<void> = Promise.resolve();
+
+/** GateFullError → 503 with Retry-After (P-8); anything else as it was. A rejection handler. */
+function overloaded(error: unknown): never {
+  if (error instanceof GateFullError) {
+    throw new HttpError(problem(503, 'overloaded', { detail: 'Too many password operations at once; retry shortly.' }), { 'retry-after': '1' });
+  }
+  throw error;
+}
+
+/** `task()`, with GateFullError → 503 with Retry-After (P-8). */
+export function overloadSafe<T>(task: () => Promise<T>): Promise<T> {
   try {
-    return await task();
+    return task().catch(overloaded);
   } catch (error) {
-    if (error instanceof GateFullError) {
-      throw new HttpError(problem(503, 'overloaded', { detail: 'Too many password operations at once; retry shortly.' }), { 'retry-after': '1' });
-    }
-    throw error;
+    return Promise.reject(error as Error).catch(overloaded);
   }
 }

@@ -44,20 +44,30 @@ export function createHashGate(options: HashGateOptions = {}): HashGate {
     if (next !== undefined) next();
   }
 
+  function runNow<T>(task: () => Promise<T>): Promise<T> {
+    active++;
+    let running: Promise<T>;
+    try {
+      running = task();
+    } catch (error) {
+      release(); // a task that throws synchronously still releases its slot
+      return Promise.reject(error as Error);
+    }
+    return running.then(
+      (value) => (release(), value),
+      (error: unknown) => {
+        release();
+        throw error;
+      },
+    );
+  }
+
   return {
     run<T>(task: () => Promise<T>): Promise<T> {
-      if (active >= concurrency && waiting.length >= queueLimit) return Promise.reject(new GateFullError());
+      if (active < concurrency) return runNow(task); // the common case, without a queue's promise
+      if (waiting.length >= queueLimit) return Promise.reject(new GateFullError());
       return new Promise<T>((resolve, reject) => {
-        const start = (): void => {
-          active++;
-          // Promise.resolve().then: a task that throws synchronously still releases its slot.
-          Promise.resolve()
-            .then(task)
-            .then(resolve, reject)
-            .finally(release);
-        };
-        if (active < concurrency) start();
-        else waiting.push(start);
+        waiting.push(() => void runNow(task).then(resolve, reject));
       });
     },
     get active() {
