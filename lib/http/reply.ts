@@ -87,8 +87,12 @@ function replyHeaders(ctx: RequestContext, reply: Reply, status: number, common:
   if (own !== undefined) for (const name in own) headers[name] = own[name] as string | readonly string[];
   const vary = reply.vary;
   if (vary !== undefined && vary.length > 0) headers['vary'] = vary.length === 1 ? (vary[0] as string) : vary.join(', ');
-  if (ctx.http2) for (const name of CONNECTION_SPECIFIC) delete headers[name];
-  else if (reply.close === true) headers['connection'] = 'close';
+  if (!ctx.http2) {
+    if (reply.close === true) headers['connection'] = 'close';
+  } else if (own !== undefined) {
+    // Only a reply's own headers can bring them; deleting makes the object slower, so only when there.
+    for (const name of CONNECTION_SPECIFIC) if (name in headers) delete headers[name];
+  }
   if (reply.etag !== undefined) headers['etag'] = reply.etag;
   if (status === 304 && reply.status !== 304) {
     for (const name of Object.keys(headers)) {
