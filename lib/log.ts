@@ -86,13 +86,18 @@ export function createLogger(write: false | ((line: string) => void), level: Log
 }
 
 /**
- * Log lines joined into one write per event-loop turn, instead of one write each: the access
- * log's cost per request is measured (bench/README.md) and the write call was a third of it.
+ * Log lines joined into one write every LINE_DELAY_MS (or every MAX_PENDING_LINES lines, whichever
+ * comes first), instead of one write each: the access log's cost per request is measured
+ * (bench/README.md). One write per event-loop turn was not enough: with ten keep-alive clients a
+ * turn may handle a single request, so each line could still pay a write(2) and a stream write of its own.
  * `flush()` writes what is pending at once (before a planned exit).
  */
 export function createLineWriter(sink: (text: string) => void): { readonly write: (line: string) => void; readonly flush: () => void } {
   let pending: string[] = [];
+  let timer: NodeJS.Timeout | undefined;
   const flush = (): void => {
+    clearTimeout(timer);
+    timer = undefined;
     if (pending.length === 0) return;
     const text = `${pending.join('\n')}\n`;
     pending = [];
@@ -100,11 +105,21 @@ export function createLineWriter(sink: (text: string) => void): { readonly write
   };
   return {
     write(line) {
-      if (pending.push(line) === 1) setImmediate(flush);
+      const n = pending.push(line);
+      if (n >= MAX_PENDING_LINES) flush();
+      else if (n === 1) {
+        timer = setTimeout(flush, LINE_DELAY_MS);
+        // Lines still pending at exit are written by the exit hook (stdoutLines) or flush().
+        timer.unref();
+      }
     },
     flush,
   };
 }
+
+/** How long a log line may wait for others to share its write: what a reader of the log can lag by. */
+export const LINE_DELAY_MS = 10;
+const MAX_PENDING_LINES = 256;
 
 let stdoutWriter: ReturnType<typeof createLineWriter> | undefined;
 
