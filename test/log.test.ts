@@ -45,6 +45,16 @@ test('C-6 a request line is one JSON object with the fields in order, whatever t
   });
 });
 
+test('C-6 the time field is the ISO 8601 UTC time to the millisecond, however the milliseconds fall', () => {
+  for (const iso of ['2026-11-23T10:00:00.000Z', '2026-11-23T10:00:00.007Z', '2026-11-23T10:00:00.070Z', '2026-11-23T10:00:59.999Z', '2000-02-29T23:59:59.100Z', '1969-12-31T23:59:59.999Z']) {
+    const lines: string[] = [];
+    const log = createLogger((line) => lines.push(line), 'info', () => new Date(iso));
+    log.request({ id: 'ab-1', method: 'GET', path: '/', status: 200, durationMs: 1, address: '::1' });
+    log.notice('notice');
+    assert.deepEqual(lines.map((l) => (JSON.parse(l) as { time: string }).time), [iso, iso]);
+  }
+});
+
 test('C-6 log lines written within LINE_DELAY_MS reach the sink in one write, in order; flush() writes what is pending', async () => {
   const writes: string[] = [];
   const out = createLineWriter((text) => writes.push(text));
