@@ -137,26 +137,33 @@ async function probe(cmd: Extract<LoadRequest, { kind: 'probe' }>): Promise<Prob
 /**
  * HTTP/2 load with h2load: one connection, `streams` requests in flight (h2load is C and
  * single-threaded, so it drives one connection harder than a node:http2 client on the same core).
- * A timed run (-D) stops with up to `streams` requests sent and unanswered, work the server did
- * that no response counts (2% of a 1 s slice at 5,000 req/s). So only the first run against a URL
- * (the harness's warm-up) is timed; later runs send a fixed number of requests, the last rate
- * times `seconds`, and every request sent is answered and counted.
+ * Every run sends a fixed number of requests, all answered and counted: the first against a URL
+ * (the harness's warm-up) WARM_UP_RATE × `seconds`, later ones the last measured rate × `seconds`.
+ * (A timed run, -D, stops with up to `streams` requests sent and unanswered, work the server did
+ * that no response counts.)
  */
+const WARM_UP_RATE = 4_000;
+
 function h2(cmd: Extract<LoadRequest, { kind: 'h2' }>, rates: Map<string, number>): Promise<LoadResult> {
   const dir = mkdtempSync(join(tmpdir(), 'h2load-'));
   const logFile = join(dir, 'requests.tsv');
   const rate = rates.get(cmd.url);
-  const amount = rate === undefined ? ['-D', `${Math.max(1, Math.round(cmd.seconds * 1000))}ms`] : ['-n', String(Math.max(cmd.streams * 10, Math.round(rate * cmd.seconds)))];
+  // The warm-up guesses the rate: h2load's own timed mode (-D) once kept sending for minutes past its
+  // 0.5 s on this loaded machine (its timer never fired), so every run sends a fixed number.
+  const amount = ['-n', String(Math.max(cmd.streams * 10, Math.round((rate ?? WARM_UP_RATE) * cmd.seconds)))];
   const headers = Object.entries(cmd.headers).flatMap(([name, value]) => ['-H', `${name}: ${value}`]);
   const args = ['-c', '1', '-m', String(cmd.streams), ...amount, ...headers, `--log-file=${logFile}`, cmd.url];
   return new Promise((resolve, reject) => {
     const start = performance.now();
     const child = spawn('h2load', args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    // A run that hangs fails the benchmark with a message instead of stalling it.
+    const watchdog = setTimeout(() => child.kill(), Math.max(60_000, cmd.seconds * 30_000));
     let out = '';
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
     child.stderr.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
     child.on('error', reject);
     child.on('close', (code) => {
+      clearTimeout(watchdog);
       const seconds = (performance.now() - start) / 1000;
       try {
         if (code !== 0) throw new Error(`h2load exited with ${String(code)}: ${out.slice(-500)}`);

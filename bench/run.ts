@@ -212,7 +212,8 @@ try {
       for (const name of needed) {
         // HTTP/1.1 keep-alive only: the < 100 MiB target is about those; an HTTP/2 connection with
         // 100 streams in flight holds more (about 100 MiB for httpskit and for Fastify alike).
-        const during = http.filter((s) => s.mode === 'keepalive').map((s) => s.servers[name]?.peakRssMiB ?? 0);
+        // A server that served no keep-alive scenario (the HTTP/2 ones) gets no row, not a 0 MiB one.
+        const during = http.filter((s) => s.mode === 'keepalive').flatMap((s) => (s.servers[name] === undefined ? [] : [s.servers[name].peakRssMiB]));
         if (during.length > 0) memory.push({ server: name, peakRssMiB: Math.max(...during), lifetimePeakRssMiB: (lifetimePeakKiB.get(name) ?? 0) / 1024 });
       }
     } finally {

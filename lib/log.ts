@@ -7,6 +7,7 @@ export interface RequestLog {
   readonly method: string;
   readonly path: string;
   readonly status: number;
+  /** Milliseconds; the line gives them to the microsecond. */
   readonly durationMs: number;
   readonly address: string;
 }
@@ -33,22 +34,26 @@ export interface Logger {
   error(message: string, error?: unknown, fields?: Readonly<Record<string, unknown>>): void;
 }
 
-export function createLogger(write: false | ((line: string) => void), level: LogLevel = 'info', now: () => Date = () => new Date()): Logger {
+export function createLogger(write: false | ((line: string) => void), level: LogLevel = 'info', now?: () => Date): Logger {
   const nothing = (): void => {};
   if (write === false) return { enabled: false, request: nothing, notice: nothing, info: nothing, warn: nothing, error: nothing };
-  // The access log's cost per request is measured (bench/README.md): one ISO time string per
-  // millisecond, not per line, and the request line built as text rather than copied into an
-  // object for JSON.stringify.
-  let lastMs = Number.NaN;
-  let lastIso = '';
+  // The access log's cost per request is measured (bench/README.md): the ISO time's date and
+  // seconds made once per second and the milliseconds appended (no Date per line unless a clock
+  // is given), and the request line built as text rather than copied into an object for
+  // JSON.stringify.
+  const clock = now === undefined ? Date.now : () => now().getTime();
+  let lastSecond = Number.NaN;
+  let secondPrefix = '';
   const time = (): string => {
-    const date = now();
-    const ms = date.getTime();
-    if (ms !== lastMs) {
-      lastMs = ms;
-      lastIso = date.toISOString();
+    const ms = clock();
+    const second = Math.floor(ms / 1000);
+    if (second !== lastSecond) {
+      lastSecond = second;
+      // "2026-11-23T10:00:00." of "2026-11-23T10:00:00.123Z"
+      secondPrefix = new Date(second * 1000).toISOString().slice(0, -4);
     }
-    return lastIso;
+    const milli = ms - second * 1000;
+    return `${secondPrefix}${milli < 10 ? '00' : milli < 100 ? '0' : ''}${milli}Z`;
   };
   const emit = (lineLevel: string, message: string, fields: Readonly<Record<string, unknown>> = {}): void => {
     try {
@@ -65,7 +70,8 @@ export function createLogger(write: false | ((line: string) => void), level: Log
       const lineLevel = e.status >= 500 ? 'error' : e.status >= 400 ? 'warn' : 'info';
       // The same fields, in the same order, as JSON.stringify of the entry would give; the strings
       // that come from the request (path, method, address) still go through JSON.stringify.
-      const duration = Number.isFinite(e.durationMs) ? e.durationMs : null;
+      // To the microsecond: a shorter number, and cheaper to print than the timer's full double.
+      const duration = Number.isFinite(e.durationMs) ? Math.round(e.durationMs * 1e3) / 1e3 : null;
       try {
         write(
           `{"time":"${time()}","level":"${lineLevel}","msg":"request","id":${JSON.stringify(e.id)},"method":${JSON.stringify(e.method)},` +
@@ -84,13 +90,18 @@ export function createLogger(write: false | ((line: string) => void), level: Log
 }
 
 /**
- * Log lines joined into one write per event-loop turn, instead of one write each: the access
- * log's cost per request is measured (bench/README.md) and the write call was a third of it.
+ * Log lines joined into one write every LINE_DELAY_MS (or every MAX_PENDING_LINES lines, whichever
+ * comes first), instead of one write each: the access log's cost per request is measured
+ * (bench/README.md). One write per event-loop turn was not enough: with ten keep-alive clients a
+ * turn may handle a single request, so each line could still pay a write(2) and a stream write of its own.
  * `flush()` writes what is pending at once (before a planned exit).
  */
 export function createLineWriter(sink: (text: string) => void): { readonly write: (line: string) => void; readonly flush: () => void } {
   let pending: string[] = [];
+  let timer: NodeJS.Timeout | undefined;
   const flush = (): void => {
+    clearTimeout(timer);
+    timer = undefined;
     if (pending.length === 0) return;
     const text = `${pending.join('\n')}\n`;
     pending = [];
@@ -98,11 +109,21 @@ export function createLineWriter(sink: (text: string) => void): { readonly write
   };
   return {
     write(line) {
-      if (pending.push(line) === 1) setImmediate(flush);
+      const n = pending.push(line);
+      if (n >= MAX_PENDING_LINES) flush();
+      else if (n === 1) {
+        timer = setTimeout(flush, LINE_DELAY_MS);
+        // Lines still pending at exit are written by the exit hook (stdoutLines) or flush().
+        timer.unref();
+      }
     },
     flush,
   };
 }
+
+/** How long a log line may wait for others to share its write: what a reader of the log can lag by. */
+export const LINE_DELAY_MS = 10;
+const MAX_PENDING_LINES = 256;
 
 let stdoutWriter: ReturnType<typeof createLineWriter> | undefined;
 

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createLineWriter, createLogger, type LogLevel } from '../lib/log.js';
+import { createLineWriter, createLogger, LINE_DELAY_MS, type LogLevel } from '../lib/log.js';
 
 const entry = (status: number) => ({ id: 'i', method: 'GET', path: '/p', status, durationMs: 1, address: '::1' });
 
@@ -45,17 +45,40 @@ test('C-6 a request line is one JSON object with the fields in order, whatever t
   });
 });
 
-test('C-6 log lines of one event-loop turn reach the sink in one write, in order; flush() writes what is pending', async () => {
+test('C-6 the time field is the ISO 8601 UTC time to the millisecond, however the milliseconds fall', () => {
+  for (const iso of ['2026-11-23T10:00:00.000Z', '2026-11-23T10:00:00.007Z', '2026-11-23T10:00:00.070Z', '2026-11-23T10:00:59.999Z', '2000-02-29T23:59:59.100Z', '1969-12-31T23:59:59.999Z']) {
+    const lines: string[] = [];
+    const log = createLogger((line) => lines.push(line), 'info', () => new Date(iso));
+    log.request({ id: 'ab-1', method: 'GET', path: '/', status: 200, durationMs: 1, address: '::1' });
+    log.notice('notice');
+    assert.deepEqual(lines.map((l) => (JSON.parse(l) as { time: string }).time), [iso, iso]);
+  }
+});
+
+test('C-6 log lines written within LINE_DELAY_MS reach the sink in one write, in order; flush() writes what is pending', async () => {
   const writes: string[] = [];
   const out = createLineWriter((text) => writes.push(text));
   out.write('{"n":1}');
-  out.write('{"n":2}');
-  assert.deepEqual(writes, [], 'nothing written within the turn');
   await new Promise((resolve) => setImmediate(resolve));
+  out.write('{"n":2}');
+  assert.deepEqual(writes, [], 'nothing written before the delay');
+  // The writer's timer was set first, so it has fired once this longer one does.
+  await new Promise((resolve) => setTimeout(resolve, LINE_DELAY_MS + 20));
   assert.deepEqual(writes, ['{"n":1}\n{"n":2}\n']);
   out.write('{"n":3}');
   out.flush();
   assert.deepEqual(writes, ['{"n":1}\n{"n":2}\n', '{"n":3}\n']);
-  await new Promise((resolve) => setImmediate(resolve));
+  await new Promise((resolve) => setTimeout(resolve, LINE_DELAY_MS + 20));
   assert.equal(writes.length, 2, 'a flushed line is not written twice');
+});
+
+test('C-6 a burst of log lines is written in bounded pieces, without waiting for the delay', () => {
+  const writes: string[] = [];
+  const out = createLineWriter((text) => writes.push(text));
+  for (let i = 0; i < 1_000; i++) out.write(`{"n":${i}}`);
+  assert.ok(writes.length >= 3, `${writes.length} writes at once`);
+  out.flush();
+  const lines = writes.join('').split('\n').filter((l) => l !== '');
+  assert.deepEqual(lines, Array.from({ length: 1_000 }, (_, i) => `{"n":${i}}`));
+  assert.ok(writes.every((w) => w.split('\n').length - 1 <= 256), 'no write holds more than 256 lines');
 });

@@ -1,30 +1,36 @@
-import type { HttpRequest } from './messages.js';
+import type { Readable } from 'node:stream';
 import { HttpError, problem } from './problem.js';
 
 /**
- * Reads a request body up to `limit` bytes. A declared or actual size past the limit is a 413 and the
- * rest is not read (the reply closes the connection). A client that aborts mid-body rejects with 400.
+ * Where a body is read from: an HTTP/1.1 request, node:http2's compatibility request, or an HTTP/2
+ * stream itself (`complete` is the first two's "the whole message arrived").
  */
-export function readBody(req: HttpRequest, limit: number): Promise<Buffer> {
-  const declared = req.headers['content-length'];
-  if (declared !== undefined && Number(declared) > limit) return Promise.reject(tooLarge(limit));
+export type BodySource = Readable & { readonly complete?: boolean };
+
+/**
+ * Reads a request body up to `limit` bytes. A declared or actual size past the limit is a 413 and the
+ * rest is not read (the reply closes the connection, or over HTTP/2 the stream). A client that
+ * aborts mid-body rejects with 400.
+ */
+export function readBody(source: BodySource, declaredLength: string | undefined, limit: number): Promise<Buffer> {
+  if (declaredLength !== undefined && Number(declaredLength) > limit) return Promise.reject(tooLarge(limit));
   // The body is read after authentication (P-0), so the client may already be gone.
-  if (req.destroyed || req.readableAborted) return Promise.reject(unreadable());
+  if (source.destroyed || source.readableAborted) return Promise.reject(unreadable());
   return new Promise<Buffer>((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
     const cleanup = (): void => {
-      req.off('data', onData);
-      req.off('end', onEnd);
-      req.off('error', onError);
-      req.off('aborted', onAborted);
-      req.off('close', onClose);
+      source.off('data', onData);
+      source.off('end', onEnd);
+      source.off('error', onError);
+      source.off('aborted', onAborted);
+      source.off('close', onClose);
     };
     const onData = (chunk: Buffer): void => {
       size += chunk.length;
       if (size > limit) {
         cleanup();
-        req.pause();
+        source.pause();
         reject(tooLarge(limit));
         return;
       }
@@ -40,13 +46,13 @@ export function readBody(req: HttpRequest, limit: number): Promise<Buffer> {
     };
     const onAborted = onError;
     const onClose = (): void => {
-      if (!req.complete) onError();
+      if (source.complete !== true && !source.readableEnded) onError();
     };
-    req.on('data', onData);
-    req.on('end', onEnd);
-    req.on('error', onError);
-    req.on('aborted', onAborted);
-    req.on('close', onClose);
+    source.on('data', onData);
+    source.on('end', onEnd);
+    source.on('error', onError);
+    source.on('aborted', onAborted);
+    source.on('close', onClose);
   });
 }
 

@@ -2,7 +2,7 @@
 // parse errors and time-outs (written raw on the socket), CONNECT, and an HTTP/2 header block over
 // the limit. Each is a problem document with the T-4 headers.
 import type { ServerResponse } from 'node:http';
-import { Http2ServerResponse } from 'node:http2';
+import { Http2ServerResponse, type ServerHttp2Stream } from 'node:http2';
 import type { Socket } from 'node:net';
 import type { HttpRequest, HttpResponse } from './messages.js';
 
@@ -58,19 +58,11 @@ const CONNECT_ALLOW = 'GET, HEAD, OPTIONS, PUT, POST';
 /**
  * CONNECT asks for a tunnel, which this origin server never opens (RFC 9110 §9.3.6 lets us refuse
  * with any 4xx): 405. Over HTTP/1.1 Node hands over the raw socket; over HTTP/2 (RFC 9113 §8.5) a
- * request and its response.
+ * request and its response (node:http2's compatibility API; refuseConnectStream for the stream API).
  */
 export function refuseConnect(extraHeaders: Readonly<Record<string, string>>): (req: HttpRequest, socketOrResponse: Socket | HttpResponse) => void {
   return (_req, target) => {
-    const body = JSON.stringify({ type: '/problems/method-not-allowed', title: 'Method Not Allowed', status: 405, detail: `Allowed: ${CONNECT_ALLOW}.` });
-    const headers = {
-      'Content-Type': 'application/problem+json; charset=utf-8',
-      'Content-Length': String(Buffer.byteLength(body)),
-      Allow: CONNECT_ALLOW,
-      ...SECURITY_HEADERS,
-      ...extraHeaders,
-      'Cache-Control': 'no-store',
-    };
+    const { body, headers } = connectRefusal(extraHeaders);
     if (target instanceof Http2ServerResponse) {
       target.writeHead(405, headers).end(body);
       return;
@@ -79,6 +71,24 @@ export function refuseConnect(extraHeaders: Readonly<Record<string, string>>): (
     socket.on('error', () => socket.destroy());
     socket.end(rawResponse(405, 'Method Not Allowed', { ...headers, Connection: 'close' }, body));
   };
+}
+
+export function refuseConnectStream(stream: ServerHttp2Stream, extraHeaders: Readonly<Record<string, string>>): void {
+  const { body, headers } = connectRefusal(extraHeaders);
+  respondOnStream(stream, 405, headers, body);
+}
+
+function connectRefusal(extraHeaders: Readonly<Record<string, string>>): { readonly body: string; readonly headers: Record<string, string> } {
+  const body = JSON.stringify({ type: '/problems/method-not-allowed', title: 'Method Not Allowed', status: 405, detail: `Allowed: ${CONNECT_ALLOW}.` });
+  const headers = {
+    'Content-Type': 'application/problem+json; charset=utf-8',
+    'Content-Length': String(Buffer.byteLength(body)),
+    Allow: CONNECT_ALLOW,
+    ...SECURITY_HEADERS,
+    ...extraHeaders,
+    'Cache-Control': 'no-store',
+  };
+  return { body, headers };
 }
 
 /**
@@ -93,16 +103,24 @@ export function headerListTooLarge(rawHeaders: readonly string[], maxHeaderBytes
   return size > maxHeaderBytes;
 }
 
-export function answerHeadersTooLarge(res: Http2ServerResponse, extraHeaders: Readonly<Record<string, string>>): void {
+export function answerHeadersTooLarge(res: Http2ServerResponse | ServerHttp2Stream, extraHeaders: Readonly<Record<string, string>>): void {
   const body = JSON.stringify({ type: '/problems/bad-request', title: 'Request Header Fields Too Large', status: 431 });
-  res.writeHead(431, {
+  const headers = {
     'Content-Type': 'application/problem+json; charset=utf-8',
     'Content-Length': String(Buffer.byteLength(body)),
     ...SECURITY_HEADERS,
     ...extraHeaders,
     'Cache-Control': 'no-store',
-  });
-  res.end(body);
+  };
+  if (res instanceof Http2ServerResponse) res.writeHead(431, headers).end(body);
+  else respondOnStream(res, 431, headers, body);
+}
+
+/** A whole response on an HTTP/2 stream, unless the client has reset it already. */
+function respondOnStream(stream: ServerHttp2Stream, status: number, headers: Readonly<Record<string, string>>, body: string): void {
+  if (stream.destroyed || stream.closed || stream.headersSent) return;
+  stream.respond({ ...headers, ':status': status });
+  stream.end(body);
 }
 
 function rawResponse(status: number, title: string, headers: Readonly<Record<string, string>>, body: string): string {

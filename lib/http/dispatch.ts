@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import type { IncomingHttpHeaders as Http2Headers, ServerHttp2Stream } from 'node:http2';
 import { ServiceError, STORE_UNAVAILABLE } from '../errors.js';
 import type { Logger } from '../log.js';
 import { UNMATCHED_ROUTE, type Metrics } from '../ops/metrics.js';
@@ -7,7 +8,7 @@ import { RequestContext } from './context.js';
 import type { HttpRequest, HttpResponse, RequestHandler } from './messages.js';
 import { HttpError, problem, renderProblem, type Problem } from './problem.js';
 import { parseQuery, singleParam } from './query.js';
-import { writeReply, type CommonHeaders, type Reply } from './reply.js';
+import { writeReply, writeStreamReply, type CommonHeaders, type Reply } from './reply.js';
 import type { Router } from './router.js';
 import type { TrustProxy } from './trust-proxy.js';
 
@@ -31,55 +32,87 @@ export interface DispatchOptions {
   readonly negotiatedRoutes?: ReadonlySet<string> | undefined;
 }
 
+/** Serves one HTTP/2 stream, given its header block and the address of the session's peer. */
+export type StreamHandler = (stream: ServerHttp2Stream, headers: Http2Headers, peer: string) => void;
+
+/**
+ * The request handler for node:http(s) and node:http2's compatibility API (what `service.handler`
+ * is), with `stream`, the same pipeline fed from node:http2's stream API, which the service's own
+ * HTTP/2 listener uses (lib/http/server.ts).
+ */
+export interface Dispatcher extends RequestHandler {
+  readonly stream: StreamHandler;
+}
+
 /**
  * The per-request pipeline: context → route → handler → reply; any throw becomes a problem
  * document (E-1) and a non-HttpError is logged and answered 500 without detail (E-3).
  */
-export function createDispatcher(options: DispatchOptions): RequestHandler {
+export function createDispatcher(options: DispatchOptions): Dispatcher {
   const { router, selector, trust, log, maxTargetLength, metrics } = options;
   const quiet = options.quietRoutes ?? new Set<string>();
   const negotiatedRoutes = options.negotiatedRoutes ?? new Set<string>();
   const idPrefix = randomBytes(4).toString('hex');
+  const observed = log.enabled || metrics !== undefined;
   let counter = 0;
 
-  return function dispatch(req, res) {
-    const id = `${idPrefix}-${(++counter).toString(36)}`;
-    const ctx = new RequestContext(req, id, trust);
-    const common = ctx.secure ? options.secureHeaders : options.plainHeaders;
-    if (log.enabled || metrics !== undefined) {
-      const started = process.hrtime.bigint();
-      res.on('finish', () => {
-        const status = res.statusCode;
-        const durationMs = Number(process.hrtime.bigint() - started) / 1e6;
-        metrics?.request(ctx.route ?? UNMATCHED_ROUTE, ctx.method, status, durationMs / 1e3);
-        if (!log.enabled || (status < 400 && ctx.route !== undefined && quiet.has(ctx.route))) return;
-        log.request({
-          id,
-          method: ctx.method,
-          path: ctx.path.length > 512 ? `${ctx.path.slice(0, 512)}…` : ctx.path,
-          status,
-          durationMs,
-          address: ctx.address,
-        });
-      });
-    }
-    let result: Reply | Promise<Reply>;
-    try {
-      result = respond(ctx);
-    } catch (error) {
-      send(req, res, errorReply(ctx, error), common, id);
-      return;
-    }
+  const dispatch = (req: HttpRequest, res: HttpResponse): void => {
+    const ctx = RequestContext.fromRequest(req, `${idPrefix}-${(++counter).toString(36)}`, trust, observed ? performance.now() : 0);
+    const result = run(ctx);
     // The usual case, a plain reply to a request without a body, is written at once, without closures.
     if (!(result instanceof Promise) && !hasBody(req)) {
-      send(req, res, result, common, id);
+      sendResponse(ctx, res, result);
       return;
     }
     Promise.resolve(result).then(
-      (reply) => send(req, res, reply, common, id),
-      (error: unknown) => send(req, res, errorReply(ctx, error), common, id),
+      (reply) => sendResponse(ctx, res, reply),
+      (error: unknown) => sendResponse(ctx, res, errorReply(ctx, error)),
     );
   };
+
+  // HTTP/2 without node:http2's compatibility objects (a request, a response and their listeners
+  // per stream): the context is built from the stream's header block and the reply written with
+  // `stream.respond()`. No llhttp sits in front of it, so a synchronous reply is written at once
+  // whether or not a body follows.
+  const stream: StreamHandler = (h2stream, headers, peer) => {
+    const ctx = RequestContext.fromStream(h2stream, headers, peer, `${idPrefix}-${(++counter).toString(36)}`, trust, observed ? performance.now() : 0);
+    const result = run(ctx);
+    if (!(result instanceof Promise)) {
+      sendStream(ctx, h2stream, result);
+      return;
+    }
+    result.then(
+      (reply) => sendStream(ctx, h2stream, reply),
+      (error: unknown) => sendStream(ctx, h2stream, errorReply(ctx, error)),
+    );
+  };
+
+  return Object.assign(dispatch, { stream });
+
+  /** The handler's reply, or the problem for what it threw synchronously. */
+  function run(ctx: RequestContext): Reply | Promise<Reply> {
+    try {
+      return respond(ctx);
+    } catch (error) {
+      return errorReply(ctx, error);
+    }
+  }
+
+  /** H-5, C-6: counts, times and logs an answered request (called once its response is written). */
+  function answered(ctx: RequestContext, status: number): void {
+    if (!observed) return;
+    const durationMs = performance.now() - ctx.started;
+    metrics?.request(ctx.route ?? UNMATCHED_ROUTE, ctx.method, status, durationMs / 1e3);
+    if (!log.enabled || (status < 400 && ctx.route !== undefined && quiet.has(ctx.route))) return;
+    log.request({
+      id: ctx.id,
+      method: ctx.method,
+      path: ctx.path.length > 512 ? `${ctx.path.slice(0, 512)}…` : ctx.path,
+      status,
+      durationMs,
+      address: ctx.address,
+    });
+  }
 
   /** Routes the request; throws (synchronously or as a rejection) for every failure. */
   function respond(ctx: RequestContext): Reply | Promise<Reply> {
@@ -162,19 +195,44 @@ export function createDispatcher(options: DispatchOptions): RequestHandler {
     return selector.problemFormat(extension, returnType, accept);
   }
 
-  function send(req: HttpRequest, res: HttpResponse, reply: Reply, common: CommonHeaders, id: string): void {
-    if (res.headersSent || res.destroyed) return;
+  function sendResponse(ctx: RequestContext, res: HttpResponse, reply: Reply): void {
+    // Already answered by the listener (a framing error in this request's body, client-error.ts): logged with its status.
+    if (res.headersSent) return answered(ctx, res.statusCode);
+    if (res.destroyed) return;
+    const common = ctx.secure ? options.secureHeaders : options.plainHeaders;
+    let status = 500;
     try {
-      writeReply(req, res, reply, common, id);
+      status = writeReply(ctx, res, reply, common);
     } catch (error) {
       log.error('could not write the response', error);
       if (!res.headersSent) {
         res.writeHead(500, { 'content-type': 'application/problem+json; charset=utf-8', ...common });
         res.end(JSON.stringify(problem(500, 'internal')));
       } else {
+        status = res.statusCode;
         res.destroy();
       }
     }
+    answered(ctx, status);
+  }
+
+  function sendStream(ctx: RequestContext, h2stream: ServerHttp2Stream, reply: Reply): void {
+    // Reset by the client (or cut by the request time-out) before the reply was ready: nothing to send.
+    if (h2stream.headersSent || h2stream.destroyed || h2stream.closed) return;
+    const common = options.secureHeaders;
+    let status = 500;
+    try {
+      status = writeStreamReply(ctx, h2stream, reply, common);
+    } catch (error) {
+      log.error('could not write the response', error);
+      if (!h2stream.headersSent && !h2stream.destroyed) {
+        h2stream.respond({ ':status': 500, 'content-type': 'application/problem+json; charset=utf-8', ...common });
+        h2stream.end(JSON.stringify(problem(500, 'internal')));
+      } else {
+        h2stream.destroy();
+      }
+    }
+    answered(ctx, status);
   }
 }
 

@@ -1,10 +1,11 @@
 import { createServer as createHttpServer, Server as HttpServer } from 'node:http';
-import { createSecureServer, type Http2SecureServer, type Http2ServerResponse } from 'node:http2';
+import { createSecureServer, type Http2SecureServer, type Http2ServerResponse, type IncomingHttpHeaders, type ServerHttp2Session, type ServerHttp2Stream } from 'node:http2';
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
 import type { AddressInfo, Server as NetServer, Socket } from 'node:net';
 import type { SecureContextOptions, Server as TlsServer, TLSSocket } from 'node:tls';
 import { TLS_CIPHERS } from '../tls/ciphers.js';
-import { answerHeadersTooLarge, clientErrorHandler, headerListTooLarge, refuseConnect } from './client-error.js';
+import { answerHeadersTooLarge, clientErrorHandler, headerListTooLarge, refuseConnect, refuseConnectStream } from './client-error.js';
+import type { StreamHandler } from './dispatch.js';
 import { guardSessions, type SessionGuard } from './http2-sessions.js';
 import type { RequestHandler } from './messages.js';
 
@@ -42,9 +43,11 @@ export const MAX_CONCURRENT_STREAMS = 100;
 /**
  * The HTTPS listener (T-1: TLS 1.2 at least, AEAD suites; H-1: HTTP/2 and HTTP/1.1 unless http2 is
  * off) and the optional plain-HTTP one (T-3), with the L-1 limits. HTTP/1.1 time-outs are checked
- * every second, so a client past one is cut within about a second.
+ * every second, so a client past one is cut within about a second. A handler with a `stream`
+ * method (the dispatcher's) serves HTTP/2 through node:http2's stream API; any other, through its
+ * compatibility API.
  */
-export async function startListeners(options: ListenerOptions, handler: RequestHandler): Promise<Listeners> {
+export async function startListeners(options: ListenerOptions, handler: RequestHandler & { readonly stream?: StreamHandler | undefined }): Promise<Listeners> {
   const http1Limits = {
     headersTimeout: options.headersTimeoutMs,
     requestTimeout: options.requestTimeoutMs,
@@ -82,6 +85,7 @@ export async function startListeners(options: ListenerOptions, handler: RequestH
     // limits from these properties of the server.
     Object.assign(server, http1Limits);
     sessions = guardSessions(server, options);
+    if (handler.stream !== undefined) serveStreams(server, handler.stream, options.maxHeaderBytes, hsts);
     secure = server;
   } else {
     secure = createHttpsServer({ ...http1Limits, ...tls, cert: options.cert, key: options.key, handshakeTimeout: options.headersTimeoutMs }, handler);
@@ -153,6 +157,36 @@ export async function startListeners(options: ListenerOptions, handler: RequestH
     },
   };
 }
+
+/**
+ * HTTP/2 streams served by `serve` through node:http2's stream API. node:http2 installs its
+ * compatibility layer as a 'stream' listener of the server once a 'request' listener is added
+ * (HTTP/1.1 on this port needs one): that listener is removed, so no Http2ServerRequest and
+ * Http2ServerResponse are made per stream, and each session's streams come here instead. What the
+ * compatibility layer did before calling the handler is done here: CONNECT (RFC 9113 §8.5) is
+ * refused, `Expect: 100-continue` gets its 100 (RFC 9110 §10.1.1), and a header block over the
+ * limit gets a 431 (L-1).
+ */
+function serveStreams(server: Http2SecureServer, serve: StreamHandler, maxHeaderBytes: number, hsts: Readonly<Record<string, string>>): void {
+  server.removeAllListeners('stream');
+  server.on('session', (session: ServerHttp2Session) => {
+    // Read once per connection: the session's socket is a proxy object, slow to ask per stream.
+    const peer = session.socket.remoteAddress ?? '';
+    session.on('stream', (stream: ServerHttp2Stream, headers: IncomingHttpHeaders, _flags: number, rawHeaders: string[]) => {
+      // An RST_STREAM with an error code is emitted as an 'error' of the stream: the client gave
+      // it up, nothing to answer (the body reader sees it as 'aborted').
+      stream.on('error', ignoreStreamError);
+      if (headerListTooLarge(rawHeaders, maxHeaderBytes)) answerHeadersTooLarge(stream, hsts);
+      else if (headers[':method'] === 'CONNECT') refuseConnectStream(stream, hsts);
+      else {
+        if (headers.expect === '100-continue') stream.additionalHeaders({ ':status': 100 });
+        serve(stream, headers, peer);
+      }
+    });
+  });
+}
+
+function ignoreStreamError(): void {}
 
 /**
  * L-1, L-2: a connection that has not finished its TLS handshake within the handshake time-out
