@@ -16,6 +16,9 @@ export function readBody(source: BodySource, declaredLength: string | undefined,
   if (declaredLength !== undefined && Number(declaredLength) > limit) return Promise.reject(tooLarge(limit));
   // The body is read after authentication (P-0), so the client may already be gone.
   if (source.destroyed || source.readableAborted) return Promise.reject(unreadable());
+  // An HTTP/2 request whose HEADERS frame ended the stream (no body) has already emitted 'end'
+  // before anyone listened: nothing is left to read, and waiting for 'end' would wait for ever.
+  if (source.readableEnded) return Promise.resolve(EMPTY);
   return new Promise<Buffer>((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -55,6 +58,8 @@ export function readBody(source: BodySource, declaredLength: string | undefined,
     source.on('close', onClose);
   });
 }
+
+const EMPTY = Buffer.alloc(0);
 
 function unreadable(): HttpError {
   return new HttpError(problem(400, 'bad-request', { detail: 'The request body could not be read.' }));

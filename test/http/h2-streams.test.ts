@@ -177,3 +177,18 @@ test('H-1 / C-6 / H-5 requests over h2 are logged and counted like HTTP/1.1 ones
   assert.match(metrics, /^httpskit_http_requests_total\{route="\/api\/\{resource\}",method="HEAD",status="200"\} 1$/m);
   assert.match(metrics, /^httpskit_http_requests_total\{route="\/api\/\{resource\}",method="GET",status="304"\} 1$/m);
 });
+
+test('H-1 over h2, a request whose HEADERS frame ends the stream (no body) is answered by a route that reads the body', { timeout: 20_000 }, async (t) => {
+  const s = await startService(t, { onResetToken: () => {} });
+  await s.service.users.add('alice', 'cobalt-initial-passphrase-12');
+  const client = await session(t, s);
+  // P-12 reads (and ignores) the body: with END_STREAM on HEADERS there is none, and the stream has
+  // ended before the handler listens. It once waited for an 'end' that had already been emitted.
+  const noBody = await result(client.request({ ':method': 'POST', ':path': '/user/alice/resettoken' }, { endStream: true }));
+  assert.equal(noBody.status, 202);
+  // The same with an empty DATA frame ending the stream, and a wrong-length password body.
+  const emptyData = await result(client.request({ ':method': 'POST', ':path': '/user/alice/resettoken' }).end(''));
+  assert.equal(emptyData.status, 202);
+  const put = await result(client.request({ ':method': 'PUT', ':path': '/user/alice/password', authorization: `Basic ${Buffer.from('alice:cobalt-initial-passphrase-12').toString('base64')}`, 'content-type': 'text/plain' }, { endStream: true }));
+  assert.equal(put.status, 422, 'an empty new password is refused by the policy, not left unanswered');
+});
