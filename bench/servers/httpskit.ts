@@ -24,7 +24,7 @@ const options: ServiceOptions = {
   ...(args.http2 === undefined ? {} : { http2: args.http2 }),
 };
 const service = createService(options);
-const { url, httpUrl } = await service.listen();
+const { url, httpUrl, metricsUrl } = await service.listen();
 serveControl(
   { kind: 'ready', url, httpUrl: httpUrl ?? '' },
   {
@@ -33,6 +33,8 @@ serveControl(
       return null;
     },
     hashConcurrency: async () => service.config.hashConcurrency,
+    // The H-5 scrape address (with `metrics: true`): the store's time per operation, for the postgres section.
+    metricsUrl: async () => metricsUrl ?? null,
     // Hashes running at once: the service's gate, within the process-wide limit (one per CPU at most).
     hashesAtOnce: async () => Math.min(service.config.hashConcurrency, PROCESS_HASH_LIMIT),
   },
