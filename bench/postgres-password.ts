@@ -9,7 +9,8 @@
 // - beside it, CPU per change split into the server's event loop (HTTP, TLS, the store's driver),
 //   its other threads (scrypt, GC) and the PostgreSQL server's processes (backends, WAL writer,
 //   autovacuum; /proc), which is what "the database must not show" means in CPU: the event-loop
-//   difference plus the database's own CPU, as a share of a change's whole CPU.
+//   difference plus the database's own CPU, as a share of a change's whole CPU;
+// - and, last in each round, both servers at once (side()): which one's hashing gets the CPU.
 import { randomBytes } from 'node:crypto';
 import { Agent } from 'node:https';
 import { startServer, type ServerChild } from './children.js';
@@ -64,6 +65,8 @@ export interface PasswordSectionResult {
   readonly ratio: Ratio;
   /** CPU per change including the database's processes, PostgreSQL ÷ file, per round. */
   readonly cpuRatio: Ratio;
+  /** Both servers at once: the CPU their hashing threads got, PostgreSQL ÷ file, per round. */
+  readonly sideBySide: Ratio;
   /** (event-loop CPU difference + the database's CPU) ÷ the file server's whole CPU, per change, per round. */
   readonly databaseShare: Ratio;
   /** Medians over rounds, ms of CPU per change. */
@@ -94,8 +97,25 @@ async function slice(server: ServerChild, users: readonly User[], each: number, 
   return performance.now() - start;
 }
 
+/**
+ * Both servers change passwords at the same time (one change per user), each with its own users: the CPU their hashing
+ * threads got (all but the event loop) until the first is done, PostgreSQL ÷ file. Under the same
+ * load from other jobs at the same moment, a server whose hashing waits on its store (a lock, a
+ * round trip, an fsync) gets less of the CPU than the other; the database's own CPU is shared by both.
+ */
+async function side(servers: readonly ServerChild[], users: ReadonlyArray<readonly User[]>, each: number, agents: readonly Agent[]): Promise<number> {
+  const hashing = async (server: ServerChild): Promise<number> => (await server.usage()).cpuMicros - mainThreadCpuMicros(server.pid);
+  const before = await Promise.all(servers.map(hashing));
+  const runs = servers.map((server, k) => slice(server, users[k] ?? [], each, agents[k]!));
+  await Promise.race(runs);
+  const after = await Promise.all(servers.map(hashing));
+  await Promise.all(runs);
+  const [file = Number.NaN, postgres = Number.NaN] = after.map((v, k) => v - (before[k] ?? Number.NaN));
+  return postgres / file;
+}
+
 export async function passwordSection(options: PasswordSectionOptions): Promise<PasswordSectionResult> {
-  const perRound: Array<{ file: Tally; postgres: Tally; databaseDuringFile: number }> = [];
+  const perRound: Array<{ file: Tally; postgres: Tally; databaseDuringFile: number; together: number }> = [];
   const common = { certFile: options.certFile, keyFile: options.keyFile, log: false };
   for (let round = 0; round < options.rounds; round++) {
     const servers: ServerChild[] = [];
@@ -128,13 +148,15 @@ export async function passwordSection(options: PasswordSectionOptions): Promise<
         }
       }
       const [file, postgres] = tallies as [Tally, Tally];
-      perRound.push({ file, postgres, databaseDuringFile: file.database });
+      const together = await side(servers, users, 1, agents);
+      perRound.push({ file, postgres, databaseDuringFile: file.database, together });
       const rate = (t: Tally): number => (t.changes / t.ms) * 1000;
       const ms = (t: Tally, micros: number): string => (micros / t.changes / 1000).toFixed(1);
       options.progress(
         `  password round ${round + 1}/${options.rounds}: file ${rate(file).toFixed(3)}/s, postgres ${rate(postgres).toFixed(3)}/s (ratio ${(rate(postgres) / rate(file)).toFixed(3)}); ` +
           `CPU ms/change: file loop ${ms(file, file.eventLoop)} + other ${ms(file, file.cpu - file.eventLoop)}, ` +
-          `postgres loop ${ms(postgres, postgres.eventLoop)} + other ${ms(postgres, postgres.cpu - postgres.eventLoop)} + database ${ms(postgres, postgres.database + file.database)}`,
+          `postgres loop ${ms(postgres, postgres.eventLoop)} + other ${ms(postgres, postgres.cpu - postgres.eventLoop)} + database ${ms(postgres, postgres.database + file.database)}; ` +
+          `side by side, hashing CPU postgres ÷ file ${together.toFixed(3)}`,
       );
     } finally {
       for (const agent of agents) agent.destroy();
@@ -152,6 +174,7 @@ export async function passwordSection(options: PasswordSectionOptions): Promise<
     changesPerRound: options.changers * options.changesEach * options.slices,
     ratio: summarize(each((r) => r.postgres.changes / r.postgres.ms / (r.file.changes / r.file.ms))),
     cpuRatio: summarize(each((r) => (per(r.postgres, r.postgres.cpu) + databaseMs(r)) / per(r.file, r.file.cpu))),
+    sideBySide: summarize(each((r) => r.together)),
     databaseShare: summarize(each((r) => (per(r.postgres, r.postgres.eventLoop) - per(r.file, r.file.eventLoop) + databaseMs(r)) / per(r.file, r.file.cpu))),
     perChangeMs: {
       file: { eventLoop: median(each((r) => per(r.file, r.file.eventLoop))), otherThreads: median(each((r) => per(r.file, r.file.cpu - r.file.eventLoop))) },

@@ -24,6 +24,13 @@ export function postgresRows(p: PostgresResult): TableRow[] {
     },
     {
       benchmark: change,
+      figure: 'both servers at once: CPU their hashing threads got, PostgreSQL ÷ file',
+      value: spread(password.sideBySide),
+      target: '',
+      met: undefined,
+    },
+    {
+      benchmark: change,
       figure: 'CPU/change the database adds: event-loop difference + PostgreSQL processes, ÷ file server CPU/change',
       value: pct(password.databaseShare),
       target: '',
