@@ -81,8 +81,21 @@ export interface PasswordSectionResult {
 type User = { name: string; password: string };
 const newPassword = (): string => `bench ${randomBytes(12).toString('base64url')} pass`;
 
-/** Every user changes its password `each` times, all users at once. */
-async function slice(server: ServerChild, users: readonly User[], each: number, agent: Agent): Promise<number> {
+/**
+ * Every user changes its password `each` times, all users at once, on connections of the slice's
+ * own (a connection kept from the last slice may be closed by the server's keep-alive time-out
+ * just as it is reused: "socket hang up").
+ */
+async function slice(server: ServerChild, users: readonly User[], each: number): Promise<number> {
+  const agent = new Agent({ keepAlive: true, maxSockets: users.length, rejectUnauthorized: false });
+  try {
+    return await changeAll(server, users, each, agent);
+  } finally {
+    agent.destroy();
+  }
+}
+
+async function changeAll(server: ServerChild, users: readonly User[], each: number, agent: Agent): Promise<number> {
   const start = performance.now();
   await Promise.all(
     users.map(async (user) => {
@@ -103,13 +116,14 @@ async function slice(server: ServerChild, users: readonly User[], each: number, 
  * load from other jobs at the same moment, a server whose hashing waits on its store (a lock, a
  * round trip, an fsync) gets less of the CPU than the other; the database's own CPU is shared by both.
  */
-async function side(servers: readonly ServerChild[], users: ReadonlyArray<readonly User[]>, each: number, agents: readonly Agent[]): Promise<number> {
+async function side(servers: readonly ServerChild[], users: ReadonlyArray<readonly User[]>, each: number): Promise<number> {
   const hashing = async (server: ServerChild): Promise<number> => (await server.usage()).cpuMicros - mainThreadCpuMicros(server.pid);
   const before = await Promise.all(servers.map(hashing));
-  const runs = servers.map((server, k) => slice(server, users[k] ?? [], each, agents[k]!));
-  await Promise.race(runs);
+  const runs = servers.map((server, k) => slice(server, users[k] ?? [], each));
+  const all = Promise.all(runs);
+  await Promise.race(runs.map((run) => run.catch(() => undefined)));
   const after = await Promise.all(servers.map(hashing));
-  await Promise.all(runs);
+  await all;
   const [file = Number.NaN, postgres = Number.NaN] = after.map((v, k) => v - (before[k] ?? Number.NaN));
   return postgres / file;
 }
@@ -119,17 +133,15 @@ export async function passwordSection(options: PasswordSectionOptions): Promise<
   const common = { certFile: options.certFile, keyFile: options.keyFile, log: false };
   for (let round = 0; round < options.rounds; round++) {
     const servers: ServerChild[] = [];
-    const agents: Agent[] = [];
     try {
       servers.push(await startServer('file store', 'httpskit.js', { ...common, store: `${options.work}/password-${round}.json` }));
       servers.push(await startServer('postgres store', 'httpskit.js', { ...common, store: options.databaseUrl }));
       const users = servers.map(() => Array.from({ length: options.changers }, (_, i) => ({ name: `r${round}-user-${i}`, password: newPassword() })));
       for (const [k, server] of servers.entries()) {
         for (const user of users[k] ?? []) await server.call('addUser', user.name, user.password);
-        agents.push(new Agent({ keepAlive: true, maxSockets: options.changers, rejectUnauthorized: false }));
       }
       // Warm-up, not counted: connections (TLS, the database pool), JIT, the hashing threads.
-      for (const [k, server] of servers.entries()) await slice(server, users[k] ?? [], 1, agents[k]!);
+      for (const [k, server] of servers.entries()) await slice(server, users[k] ?? [], 1);
       await sleep(500);
       const tallies: Tally[] = servers.map(() => ({ changes: 0, ms: 0, cpu: 0, eventLoop: 0, database: 0 }));
       for (let s = 0; s < options.slices; s++) {
@@ -140,7 +152,7 @@ export async function passwordSection(options: PasswordSectionOptions): Promise<
           const cpu0 = (await server.usage()).cpuMicros;
           const loop0 = mainThreadCpuMicros(server.pid);
           const db0 = postgresCpuMicros(options.postmaster);
-          tally.ms += await slice(server, users[k] ?? [], options.changesEach, agents[k]!);
+          tally.ms += await slice(server, users[k] ?? [], options.changesEach);
           tally.database += postgresCpuMicros(options.postmaster) - db0;
           tally.eventLoop += mainThreadCpuMicros(server.pid) - loop0;
           tally.cpu += (await server.usage()).cpuMicros - cpu0;
@@ -148,7 +160,7 @@ export async function passwordSection(options: PasswordSectionOptions): Promise<
         }
       }
       const [file, postgres] = tallies as [Tally, Tally];
-      const together = await side(servers, users, 1, agents);
+      const together = await side(servers, users, 1);
       perRound.push({ file, postgres, databaseDuringFile: file.database, together });
       const rate = (t: Tally): number => (t.changes / t.ms) * 1000;
       const ms = (t: Tally, micros: number): string => (micros / t.changes / 1000).toFixed(1);
@@ -159,7 +171,6 @@ export async function passwordSection(options: PasswordSectionOptions): Promise<
           `side by side, hashing CPU postgres ÷ file ${together.toFixed(3)}`,
       );
     } finally {
-      for (const agent of agents) agent.destroy();
       for (const server of servers) await server.stop();
     }
   }
