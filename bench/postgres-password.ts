@@ -4,7 +4,10 @@
 // our hashing threads' time (they run at nice +10) in bursts of seconds. Hence:
 // - fresh server processes every round, each on its own users;
 // - within a round, short slices (every changer changes its password `changesEach` times, all
-//   at once) in the order ABBA ABBA…, so a drift of the machine's speed falls on both alike;
+//   at once) alternating ABAB…, the first server alternating from round to round, so a drift of
+//   the machine's speed falls on both alike and every slice follows one of the other server (in
+//   ABBA order the server in the middle ran about 1.5x faster in its two slices back to back:
+//   PostgreSQL ÷ file 0.53–0.69 in BAAB rounds, 1.11–1.19 in ABBA rounds of the same run);
 // - the ratio is taken per round (all slices summed per server), and the median over rounds quoted;
 // - beside it, CPU per change split into the server's event loop (HTTP, TLS, the store's driver),
 //   its other threads (scrypt, GC) and the PostgreSQL server's processes (backends, WAL writer,
@@ -140,13 +143,15 @@ export async function passwordSection(options: PasswordSectionOptions): Promise<
       for (const [k, server] of servers.entries()) {
         for (const user of users[k] ?? []) await server.call('addUser', user.name, user.password);
       }
+      // Even rounds start with the file server, odd ones with PostgreSQL; the warm-ups run in the
+      // same order, so the first counted slice too follows the other server's work.
+      const order = round % 2 === 0 ? [0, 1] : [1, 0];
       // Warm-up, not counted: connections (TLS, the database pool), JIT, the hashing threads.
-      for (const [k, server] of servers.entries()) await slice(server, users[k] ?? [], 1);
+      for (const k of order) await slice(servers[k]!, users[k] ?? [], 1);
       await sleep(500);
       const tallies: Tally[] = servers.map(() => ({ changes: 0, ms: 0, cpu: 0, eventLoop: 0, database: 0 }));
       for (let s = 0; s < options.slices; s++) {
-        // ABBA: slice s runs A then B when (s + round) is even, B then A otherwise.
-        for (const k of (s + round) % 2 === 0 ? [0, 1] : [1, 0]) {
+        for (const k of order) {
           const server = servers[k]!;
           const tally = tallies[k]!;
           const cpu0 = (await server.usage()).cpuMicros;

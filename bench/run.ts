@@ -96,7 +96,7 @@ const settings = {
   probeRate: 200,
   idleSeconds: quick ? 3 : 5,
   passwordRounds: quick ? 1 : 5,
-  postgresRounds: quick ? 2 : 5,
+  postgresRounds: quick ? 2 : 6,
   postgresChangers: 4,
   postgresChangesEach: 2,
   postgresSlices: quick ? 1 : 2,
