@@ -133,7 +133,8 @@ async function side(servers: readonly ServerChild[], users: ReadonlyArray<readon
 
 export async function passwordSection(options: PasswordSectionOptions): Promise<PasswordSectionResult> {
   const perRound: Array<{ file: Tally; postgres: Tally; databaseDuringFile: number; together: number }> = [];
-  const common = { certFile: options.certFile, keyFile: options.keyFile, log: false };
+  // See ServerArgs.keepAliveTimeoutMs: a change must not lose its connection while it waits for scrypt.
+  const common = { certFile: options.certFile, keyFile: options.keyFile, log: false, keepAliveTimeoutMs: 120_000 };
   for (let round = 0; round < options.rounds; round++) {
     const servers: ServerChild[] = [];
     try {

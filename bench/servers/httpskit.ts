@@ -22,6 +22,7 @@ const options: ServiceOptions = {
   ...(args.logLevel === undefined ? {} : { logLevel: args.logLevel }),
   ...(args.metrics === true ? { metricsPort: 0 } : {}),
   ...(args.http2 === undefined ? {} : { http2: args.http2 }),
+  ...(args.keepAliveTimeoutMs === undefined ? {} : { keepAliveTimeoutMs: args.keepAliveTimeoutMs }),
 };
 const service = createService(options);
 const { url, httpUrl, metricsUrl } = await service.listen();
