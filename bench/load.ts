@@ -3,12 +3,15 @@
 //   newconn   — every request on a new TLS connection (full handshake, no session resumption)
 //   probe     — a steady trickle of GETs on persistent connections, each timed, for latency under
 //               other work (the password section)
+//   paced     — open loop at a fixed rate on persistent connections (http or https), for CPU per
+//               request at a load held equal between setups (the postgres section's proxy)
 //   h2        — h2load (Debian's nghttp2-client): one HTTP/2 connection, up to N streams in flight
 import autocannon from 'autocannon';
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Agent as HttpAgent, request as httpRequest } from 'node:http';
 import { Agent, request } from 'node:https';
 import { connect } from 'node:tls';
 
@@ -16,6 +19,7 @@ export type LoadRequest =
   | { readonly id: number; readonly kind: 'keepalive'; readonly url: string; readonly headers: Readonly<Record<string, string>>; readonly connections: number; readonly seconds: number }
   | { readonly id: number; readonly kind: 'newconn'; readonly url: string; readonly concurrency: number; readonly seconds: number }
   | { readonly id: number; readonly kind: 'probe'; readonly url: string; readonly ratePerSecond: number; readonly seconds: number }
+  | { readonly id: number; readonly kind: 'paced'; readonly url: string; readonly ratePerSecond: number; readonly seconds: number; readonly sockets: number }
   | { readonly id: number; readonly kind: 'h2'; readonly url: string; readonly headers: Readonly<Record<string, string>>; readonly streams: number; readonly seconds: number };
 
 export interface LoadResult {
@@ -135,6 +139,50 @@ async function probe(cmd: Extract<LoadRequest, { kind: 'probe' }>): Promise<Prob
 }
 
 /**
+ * Open loop at `ratePerSecond`: every millisecond tick sends the requests that have fallen due,
+ * whether or not earlier ones are answered, so the server sees the same arrival rate whatever its
+ * speed (a closed loop would give a faster setup more requests). `sockets` bounds the connections;
+ * beyond them requests queue in the agent, and their latency shows it.
+ */
+async function paced(cmd: Extract<LoadRequest, { kind: 'paced' }>): Promise<LoadResult> {
+  const https = cmd.url.startsWith('https:');
+  const agent = https ? new Agent({ keepAlive: true, maxSockets: cmd.sockets, rejectUnauthorized: false }) : new HttpAgent({ keepAlive: true, maxSockets: cmd.sockets });
+  const send = https ? request : httpRequest;
+  const latencies: number[] = [];
+  let failed = 0;
+  const get = (): Promise<void> =>
+    new Promise((resolve) => {
+      const t0 = performance.now();
+      const req = send(cmd.url, { agent, headers: { accept: 'application/json' } }, (res) => {
+        res.resume();
+        res.on('end', () => {
+          if (res.statusCode === 200) latencies.push(performance.now() - t0);
+          else failed++;
+          resolve();
+        });
+      });
+      req.on('error', () => {
+        failed++;
+        resolve();
+      });
+      req.end();
+    });
+  // Open the connections first (these requests count: the server did answer them).
+  await Promise.all(Array.from({ length: cmd.sockets }, get));
+  const total = Math.round(cmd.seconds * cmd.ratePerSecond);
+  const pending: Promise<void>[] = [];
+  const start = performance.now();
+  while (pending.length < total) {
+    const due = Math.min(total, Math.floor(((performance.now() - start) / 1000) * cmd.ratePerSecond) + 1);
+    while (pending.length < due) pending.push(get());
+    await new Promise((resolve) => setTimeout(resolve, 1));
+  }
+  await Promise.all(pending);
+  agent.destroy();
+  return { ok: latencies.length, failed, seconds: (performance.now() - start) / 1000, p50Ms: percentile(latencies, 50), p99Ms: percentile(latencies, 99) };
+}
+
+/**
  * HTTP/2 load with h2load: one connection, `streams` requests in flight (h2load is C and
  * single-threaded, so it drives one connection harder than a node:http2 client on the same core).
  * Every run sends a fixed number of requests, all answered and counted: the first against a URL
@@ -194,7 +242,7 @@ function h2(cmd: Extract<LoadRequest, { kind: 'h2' }>, rates: Map<string, number
 /** The last h2 rate per URL (see h2()); a URL is a server process, new every round. */
 const h2Rates = new Map<string, number>();
 process.on('message', (cmd: LoadRequest) => {
-  const run = cmd.kind === 'keepalive' ? keepalive(cmd) : cmd.kind === 'newconn' ? newconn(cmd) : cmd.kind === 'h2' ? h2(cmd, h2Rates) : probe(cmd);
+  const run = cmd.kind === 'keepalive' ? keepalive(cmd) : cmd.kind === 'newconn' ? newconn(cmd) : cmd.kind === 'h2' ? h2(cmd, h2Rates) : cmd.kind === 'paced' ? paced(cmd) : probe(cmd);
   run.then(
     (result) => process.send?.({ id: cmd.id, result }),
     (error: unknown) => process.send?.({ id: cmd.id, error: String(error) }),

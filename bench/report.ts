@@ -2,9 +2,10 @@
 import type { ScenarioResult } from './http.js';
 import type { NegotiationRow } from './negotiation.js';
 import type { PasswordResult } from './password.js';
-import type { PostgresResult, Ratio } from './postgres.js';
+import { f, spread } from './format.js';
+import { postgresRows } from './postgres-report.js';
+import type { PostgresResult } from './postgres.js';
 import type { UsersResult } from './users.js';
-import { median } from './stats.js';
 import type { XmlRow } from './xml.js';
 
 /** A hashing worker thread's own memory (its V8 isolate), measured: 6–8 MiB. */
@@ -48,7 +49,6 @@ export interface TableRow {
   readonly met: boolean | undefined;
 }
 
-const f = (n: number, digits = 2): string => (Number.isFinite(n) ? n.toFixed(digits) : 'n/a');
 const mark = (met: boolean | undefined): string => (met === undefined ? '' : met ? 'yes' : '**no**');
 
 export function tableRows(results: Results): TableRow[] {
@@ -148,49 +148,6 @@ function usersRows(u: UsersResult): TableRow[] {
     { benchmark, figure: 'the same without the one verification', value: spread(u.ratioWithoutVerification), target: '≤ 1.10', met: u.ratioWithoutVerification.median <= 1.1 },
     { benchmark: pages, figure: 'median (worst) ms', value: `${f(u.paging.medianMs, 1)} (${f(u.paging.worstMs, 1)})`, target: '< 50 ms', met: u.paging.medianMs < 50 },
     { benchmark: pages, figure: 'server RSS before → after 50 pages, MiB', value: `${f(u.paging.rssBeforeMiB, 0)} → ${f(u.paging.rssAfterMiB, 0)}`, target: '', met: undefined },
-  ];
-}
-
-const spread = (r: Ratio, digits = 3): string => `${f(r.median, digits)} (${f(r.min)}–${f(r.max)})`;
-
-function postgresRows(p: PostgresResult): TableRow[] {
-  const { password, ledger, proxy } = p;
-  const within5 = (r: Ratio): boolean => Math.abs(r.median - 1) <= 0.05;
-  return [
-    {
-      benchmark: 'postgres: password change (HTTPS PUT, scrypt N=2^17)',
-      figure: `changes/s PostgreSQL ÷ file (file ${f(median(password.fileChangesPerSecond))}/s)`,
-      value: spread(password.ratio),
-      target: '1 ± 0.05',
-      met: within5(password.ratio),
-    },
-    { benchmark: 'postgres: password change (HTTPS PUT, scrypt N=2^17)', figure: 'server CPU/change PostgreSQL ÷ file', value: spread(password.cpuRatio), target: '', met: undefined },
-    { benchmark: 'postgres: ledgers, one client', figure: 'throttle reserve + settle, median ms', value: spread(ledger.reserveSettleMedianMs, 2), target: '< 2 ms', met: ledger.reserveSettleMedianMs.median < 2 },
-    { benchmark: 'postgres: ledgers, one client', figure: 'throttle reserve + settle, p99 ms', value: spread(ledger.reserveSettleP99Ms, 2), target: '', met: undefined },
-    { benchmark: 'postgres: ledgers, one client', figure: 'Digest nonce claim, median (p99) ms', value: `${f(ledger.nonceClaimMedianMs.median)} (${f(ledger.nonceClaimP99Ms.median)})`, target: '', met: undefined },
-    {
-      benchmark: 'postgres: authenticated GET, scrypt ln=1',
-      figure: `added median ms, PostgreSQL − file (file ${f(ledger.authFileMedianMs.median)} ms)`,
-      value: spread(ledger.authAddedMedianMs, 2),
-      target: '< 2 ms',
-      met: ledger.authAddedMedianMs.median < 2,
-    },
-    { benchmark: 'postgres: authenticated GET, scrypt ln=1', figure: 'added p99 ms, PostgreSQL − file', value: spread(ledger.authAddedP99Ms, 2), target: '', met: undefined },
-    {
-      benchmark: 'postgres: GET /api/something via proxy',
-      figure: `instance CPU/request, 3 instances ÷ 1 (1: ${f(median(proxy.cpuMicrosPerRequest.one), 0)} µs, ${f(median(proxy.requestsPerSecond.one), 0)} req/s)`,
-      value: spread(proxy.ratio),
-      target: '1 ± 0.05',
-      met: within5(proxy.ratio) && proxy.failed === 0,
-    },
-    {
-      benchmark: 'postgres: GET /api/something via proxy',
-      figure: `3 instances ÷ 1 on ${proxy.fewerConnections} connections (each instance's share)`,
-      value: spread(proxy.ratioFewerConnections),
-      target: '',
-      met: undefined,
-    },
-    { benchmark: 'postgres: GET /api/something via proxy', figure: '1 instance, PostgreSQL store ÷ file store', value: spread(proxy.ratioPostgresOverFile), target: '', met: undefined },
   ];
 }
 

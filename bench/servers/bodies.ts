@@ -23,6 +23,12 @@ export interface ServerArgs {
   readonly logLevel?: 'info' | 'off';
   readonly metrics?: boolean;
   /**
+   * httpskit only: keep-alive time-out (the postgres section's password servers raise it: the
+   * service also drops an HTTP/1.1 connection idle for headersTimeout + keepAliveTimeout, 15 s,
+   * even with a request in flight, and a change queued for scrypt on a loaded machine can wait that long).
+   */
+  readonly keepAliveTimeoutMs?: number;
+  /**
    * httpskit: HTTP/2 beside HTTP/1.1 on the HTTPS port (H-1; the service's default is on), false
    * for the node:https-only listener. fastify: true for Fastify's own `http2: true` server with
    * `allowHTTP1` on the HTTPS port (default: Fastify's node:https server).

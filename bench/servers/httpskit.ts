@@ -22,9 +22,10 @@ const options: ServiceOptions = {
   ...(args.logLevel === undefined ? {} : { logLevel: args.logLevel }),
   ...(args.metrics === true ? { metricsPort: 0 } : {}),
   ...(args.http2 === undefined ? {} : { http2: args.http2 }),
+  ...(args.keepAliveTimeoutMs === undefined ? {} : { keepAliveTimeoutMs: args.keepAliveTimeoutMs }),
 };
 const service = createService(options);
-const { url, httpUrl } = await service.listen();
+const { url, httpUrl, metricsUrl } = await service.listen();
 serveControl(
   { kind: 'ready', url, httpUrl: httpUrl ?? '' },
   {
@@ -33,6 +34,8 @@ serveControl(
       return null;
     },
     hashConcurrency: async () => service.config.hashConcurrency,
+    // The H-5 scrape address (with `metrics: true`): the store's time per operation, for the postgres section.
+    metricsUrl: async () => metricsUrl ?? null,
     // Hashes running at once: the service's gate, within the process-wide limit (one per CPU at most).
     hashesAtOnce: async () => Math.min(service.config.hashConcurrency, PROCESS_HASH_LIMIT),
   },
