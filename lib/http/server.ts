@@ -94,8 +94,13 @@ export async function startListeners(options: ListenerOptions, handler: RequestH
   // A TLS socket that never sends a request line is not covered by headersTimeout in every Node
   // version: give each HTTP/1.1 connection an idle time-out as well. (An HTTP/2 session reads its
   // socket outside JavaScript, which would not see the activity; http2-sessions.ts guards those.)
+  // The guard ends with the connection's first bytes: from there Node's headersTimeout and
+  // requestTimeout cover the request, and keepAliveTimeout the pauses between requests. Left on, it
+  // cut a first request whose answer took longer (a password change queued behind other hashes).
   secure.on('secureConnection', (socket: TLSSocket) => {
-    if (socket.alpnProtocol !== 'h2') socket.setTimeout(options.headersTimeoutMs + options.keepAliveTimeoutMs, () => socket.destroy());
+    if (socket.alpnProtocol === 'h2') return;
+    socket.setTimeout(options.headersTimeoutMs + options.keepAliveTimeoutMs, () => socket.destroy());
+    socket.once('data', () => socket.setTimeout(0));
   });
   const servers: Array<HttpsServer | Http2SecureServer | HttpServer> = [secure];
   let plain: HttpServer | undefined;

@@ -208,3 +208,17 @@ test('L-2 RFC 9112 absolute-form request targets are served like origin-form', a
   assert.match(out, /^HTTP\/1\.1 200 /);
   assert.ok(out.endsWith('{"param1":"abs"}'));
 });
+
+// The idle guard is an HTTP/1.1 connection's (an h2 session's is in http2-sessions.ts).
+test('L-1 a first request whose answer takes longer than the idle time-out is answered, not cut', async (t) => {
+  // Idle guard: headersTimeoutMs + keepAliveTimeoutMs = 600 ms; the loader takes 1.5 s (as a
+  // password change queued behind other hashes can).
+  const s = await startService(t, {
+    headersTimeoutMs: 300,
+    keepAliveTimeoutMs: 300,
+    resources: { slow: async () => (await new Promise((resolve) => setTimeout(resolve, 1_500)), { done: true }) },
+  });
+  const r = await request(`${s.url}/api/slow.json`, { ca: s.ca, headers: { connection: 'close' } });
+  assert.equal(r.status, 200);
+  assert.deepEqual(JSON.parse(r.body), { done: true });
+});
