@@ -418,14 +418,30 @@ export function createFileLedgers(o: FileLedgerOptions): FileLedgers {
    * side file is caught up with. Without a watcher a newcomer waits joinWaitMs and says so.
    */
   function watchSideFile(): void {
+    // One catch-up at a time; a change seen during one gets another after it (it may have read
+    // the file just before the newcomer's line arrived).
+    let again = false;
+    const onChange = (): void => {
+      if (watchBusy) {
+        again = true;
+        return;
+      }
+      if (!changed()) return;
+      watchBusy = true;
+      queued(catchUp)
+        .then(() => (owed.size > 0 ? locked(async () => undefined) : undefined))
+        .catch((error: unknown) => o.warn?.(`${path}: ${(error as Error).message}`))
+        .finally(() => {
+          watchBusy = false;
+          if (again) {
+            again = false;
+            onChange();
+          }
+        });
+    };
     try {
       watcher = watch(dirname(path), { persistent: false }, (_event, name) => {
-        if ((name !== null && name !== fileName) || watchBusy || !changed()) return;
-        watchBusy = true;
-        queued(catchUp)
-          .then(() => (owed.size > 0 ? locked(async () => undefined) : undefined))
-          .catch((error: unknown) => o.warn?.(`${path}: ${(error as Error).message}`))
-          .finally(() => (watchBusy = false));
+        if (name === null || name === fileName) onChange();
       });
       watcher.on('error', () => watcher?.close());
     } catch {
