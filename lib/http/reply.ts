@@ -21,10 +21,11 @@ export interface Reply {
 export type CommonHeaders = Readonly<Record<string, string>>;
 
 /**
- * RFC 9113 §8.2.2: connection-specific fields are malformed in HTTP/2 (Node drops them with a
- * warning); the reply's "close the connection" becomes the end of its stream instead.
+ * RFC 9113 §8.2.2: connection-specific fields are malformed in HTTP/2 (Node's stream API refuses a
+ * response with any of them, TE and HTTP2-Settings included, by throwing); the reply's "close the
+ * connection" becomes the end of its stream instead.
  */
-const CONNECTION_SPECIFIC = ['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade'] as const;
+const CONNECTION_SPECIFIC = ['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade', 'te', 'http2-settings'] as const;
 
 /** Headers a 304 repeats from the 200 it stands for (RFC 9110 §15.4.5). */
 const KEPT_ON_304 = new Set(['cache-control', 'content-location', 'date', 'etag', 'expires', 'vary', 'link', 'x-request-id']);

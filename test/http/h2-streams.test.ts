@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { constants, type ClientHttp2Session, type ClientHttp2Stream } from 'node:http2';
 import { openH2Session, request } from '../helpers/https.js';
 import { startService, type Started } from '../helpers/service.js';
+import { HttpError, problem } from '../../lib/http/problem.js';
 
 interface StreamResult {
   readonly status: number | undefined;
@@ -191,4 +192,20 @@ test('H-1 over h2, a request whose HEADERS frame ends the stream (no body) is an
   assert.equal(emptyData.status, 202);
   const put = await result(client.request({ ':method': 'PUT', ':path': '/user/alice/password', authorization: `Basic ${Buffer.from('alice:cobalt-initial-passphrase-12').toString('base64')}`, 'content-type': 'text/plain' }, { endStream: true }));
   assert.equal(put.status, 422, 'an empty new password is refused by the policy, not left unanswered');
+});
+
+test('H-1 over h2, every connection-specific field of a loader\'s HttpError is dropped (TE, HTTP2-Settings too): its status is sent, not a 500 (RFC 9113 §8.2.2)', async (t) => {
+  const fields = { Connection: 'close', 'Keep-Alive': 'timeout=5', 'Proxy-Connection': 'close', Upgrade: 'h2c', TE: 'gzip', 'HTTP2-Settings': 'AAMAAABkAAQAAP__', 'Set-Cookie': ['a=1', 'b=2'] };
+  const busy = () => {
+    throw new HttpError(problem(503, 'overloaded'), fields);
+  };
+  const s = await startService(t, { resources: { busy } });
+  const client = await session(t, s);
+  const answer = await result(client.request({ ':path': '/api/busy.json' }).end());
+  assert.equal(answer.status, 503);
+  assert.equal((JSON.parse(answer.body) as { status: number }).status, 503);
+  for (const name of ['connection', 'keep-alive', 'proxy-connection', 'upgrade', 'te', 'http2-settings']) assert.equal(answer.headers[name], undefined, name);
+  assert.deepEqual(answer.headers['set-cookie'], ['a=1', 'b=2'], 'a field with several values keeps them all');
+  await settle();
+  assert.deepEqual(lines(s).filter((l) => l['level'] === 'error' && l['msg'] !== 'request'), [], 'the response was written as it was');
 });
