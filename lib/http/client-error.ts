@@ -19,15 +19,8 @@ export function clientErrorHandler(extraHeaders: Readonly<Record<string, string>
   return (error, socket) => {
     const status = error.code === 'HPE_HEADER_OVERFLOW' ? 431 : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
     const title = status === 431 ? 'Request Header Fields Too Large' : status === 408 ? 'Request Timeout' : 'Bad Request';
-    const body = JSON.stringify({ type: '/problems/bad-request', title, status });
-    const headers = {
-      'Content-Type': 'application/problem+json; charset=utf-8',
-      'Content-Length': String(Buffer.byteLength(body)),
-      ...SECURITY_HEADERS,
-      ...extraHeaders,
-      'Cache-Control': 'no-store',
-      Connection: 'close',
-    };
+    const { body, headers: common } = problemAnswer({ type: '/problems/bad-request', title, status }, extraHeaders);
+    const headers = { ...common, Connection: 'close' };
     // null once a response has finished on a kept-alive connection; a ServerResponse while one is in flight.
     const inFlight = (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage ?? undefined;
     if (!socket.writable) {
@@ -78,12 +71,22 @@ export function refuseConnectStream(stream: ServerHttp2Stream, extraHeaders: Rea
   respondOnStream(stream, 405, headers, body);
 }
 
-function connectRefusal(extraHeaders: Readonly<Record<string, string>>): { readonly body: string; readonly headers: Record<string, string> } {
-  const body = JSON.stringify({ type: '/problems/method-not-allowed', title: 'Method Not Allowed', status: 405, detail: `Allowed: ${CONNECT_ALLOW}.` });
+function connectRefusal(extraHeaders: Readonly<Record<string, string>>): ProblemAnswer {
+  return problemAnswer({ type: '/problems/method-not-allowed', title: 'Method Not Allowed', status: 405, detail: `Allowed: ${CONNECT_ALLOW}.` }, extraHeaders, { Allow: CONNECT_ALLOW });
+}
+
+interface ProblemAnswer {
+  readonly body: string;
+  readonly headers: Record<string, string>;
+}
+
+/** A problem document and its headers (T-4, no-store), for the answers written here. */
+function problemAnswer(fields: Readonly<Record<string, string | number>>, extraHeaders: Readonly<Record<string, string>>, own: Readonly<Record<string, string>> = {}): ProblemAnswer {
+  const body = JSON.stringify(fields);
   const headers = {
     'Content-Type': 'application/problem+json; charset=utf-8',
     'Content-Length': String(Buffer.byteLength(body)),
-    Allow: CONNECT_ALLOW,
+    ...own,
     ...SECURITY_HEADERS,
     ...extraHeaders,
     'Cache-Control': 'no-store',
@@ -104,14 +107,7 @@ export function headerListTooLarge(rawHeaders: readonly string[], maxHeaderBytes
 }
 
 export function answerHeadersTooLarge(res: Http2ServerResponse | ServerHttp2Stream, extraHeaders: Readonly<Record<string, string>>): void {
-  const body = JSON.stringify({ type: '/problems/bad-request', title: 'Request Header Fields Too Large', status: 431 });
-  const headers = {
-    'Content-Type': 'application/problem+json; charset=utf-8',
-    'Content-Length': String(Buffer.byteLength(body)),
-    ...SECURITY_HEADERS,
-    ...extraHeaders,
-    'Cache-Control': 'no-store',
-  };
+  const { body, headers } = problemAnswer({ type: '/problems/bad-request', title: 'Request Header Fields Too Large', status: 431 }, extraHeaders);
   if (res instanceof Http2ServerResponse) res.writeHead(431, headers).end(body);
   else respondOnStream(res, 431, headers, body);
 }
