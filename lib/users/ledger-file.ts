@@ -347,6 +347,11 @@ export function createFileLedgers(o: FileLedgerOptions): FileLedgers {
       }),
     );
 
+  /** Acknowledges the newcomers seen by a catch-up outside the lock (locked() does it first thing). */
+  const answerNewcomers = async (): Promise<void> => {
+    if (owed.size > 0) await locked(async () => undefined);
+  };
+
   /** Under the lock: our leases into the side file, then a "k" line for each newcomer waiting for them. */
   async function acknowledge(): Promise<void> {
     const lines: unknown[] = [];
@@ -429,7 +434,7 @@ export function createFileLedgers(o: FileLedgerOptions): FileLedgers {
       if (!changed()) return;
       watchBusy = true;
       queued(catchUp)
-        .then(() => (owed.size > 0 ? locked(async () => undefined) : undefined))
+        .then(answerNewcomers)
         .catch((error: unknown) => o.warn?.(`${path}: ${(error as Error).message}`))
         .finally(() => {
           watchBusy = false;
@@ -494,7 +499,7 @@ export function createFileLedgers(o: FileLedgerOptions): FileLedgers {
       async reserve(account, address) {
         if (!joined && !left) await join();
         if (changed()) await queued(catchUp);
-        if (owed.size > 0) await locked(async () => undefined);
+        if (owed.size > 0) await answerNewcomers(); // checked here too: no await on the usual path
         // Alone on the store: decided and kept in memory, nothing written.
         if (alone()) return reserveNow(account, address, true);
         // A refusal needs no lock (the busy-wait loop asks often); a lease is taken under it, so

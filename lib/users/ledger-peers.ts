@@ -38,10 +38,6 @@ export class PeerTable {
     return this.#peers.delete(id);
   }
 
-  has(id: string): boolean {
-    return this.#peers.has(id);
-  }
-
   clear(): void {
     this.#peers.clear();
   }
