@@ -147,6 +147,18 @@ test('L-1 an idle TLS connection that never sends a request is closed', async (t
   assert.ok(Date.now() - started < 4_000);
 });
 
+// HTTP/1.1 on purpose: the idle guard ends with the first bytes, and Node's header time-out takes over.
+test('L-1 a TLS connection that sends the start of a request line and then nothing is closed', async (t) => {
+  const s = await startService(t, { headersTimeoutMs: 1_000, keepAliveTimeoutMs: 500 });
+  const port = Number(new URL(s.url).port);
+  const stalled = tlsConnect({ host: '127.0.0.1', port, servername: 'localhost', ca: s.ca, ALPNProtocols: ['http/1.1'] }, () => stalled.write('GE'));
+  stalled.on('error', () => {});
+  stalled.resume();
+  const started = Date.now();
+  await new Promise<void>((resolve) => stalled.once('close', () => resolve()));
+  assert.ok(Date.now() - started < 6_000, `closed after ${Date.now() - started} ms`);
+});
+
 // HTTP/1.1 framing on purpose (raw socket).
 test('L-2 framing attacks get 400 and the server stays up', async (t) => {
   const s = await startService(t, { httpPort: 0 });
