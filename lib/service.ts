@@ -77,6 +77,8 @@ interface Parts {
   readonly authenticateCaller: (ctx: RequestContext) => Promise<Caller>;
   readonly admin: ReturnType<typeof createUserHandlers>;
   readonly requestResetToken: Handler;
+  /** Settles when the work started after an answer (P-12's issuance and delivery) has finished. */
+  readonly detachedDone: () => Promise<void>;
 }
 
 /** P-12: tokens issued per account per hour at most; further requests still get 202. */
@@ -246,7 +248,10 @@ export function createService(options: ServiceOptions = {}): Service {
       await Promise.all([listeners?.close(graceMs), scrape?.close()]);
       listeners = undefined;
       scrape = undefined;
-      if (parts !== undefined) await (await parts.catch(() => undefined))?.store.close();
+      const opened = await parts?.catch(() => undefined);
+      // A 202 promised a token: its issuance and delivery finish before the store closes.
+      await opened?.detachedDone();
+      await opened?.store.close();
     },
     users: {
       add: (name, password, opts) => withUsers((u) => u.add(name, password, opts?.role ?? 'user')),
@@ -342,22 +347,31 @@ async function open(
       fireHook(log, 'onUserChanged', config.onUserChanged, { name: change.name, change: change.change, by: change.by, at: new Date() });
     },
   });
+  const detached = new Set<Promise<void>>();
   const requestResetToken = createResetTokenRequestHandler({
     maxBodyBytes: config.maxBodyBytes,
     // P-12 / P-8: every request is one event against the address's budget (no account: the
     // name is not the caller's, and counting it would let anyone lock a victim out).
     admit: async (ctx) => void (await (await auth.gate(undefined, ctx.address)).fail()),
-    issue: async (name) => {
-      try {
-        if ((await users.get(name)) === undefined) return;
-        if (!(await store.issuance.take(name, RESET_TOKENS_PER_HOUR, 3_600_000))) return;
-        await users.issueResetToken(name); // delivered through onResetToken (`issued` above)
-      } catch (error) {
-        log.error('reset token request failed', error);
-      }
+    issue: (name) => {
+      const task = (async () => {
+        try {
+          if ((await users.get(name)) === undefined) return;
+          if (!(await store.issuance.take(name, RESET_TOKENS_PER_HOUR, 3_600_000))) return;
+          await users.issueResetToken(name); // delivered through onResetToken (`issued` above)
+        } catch (error) {
+          log.error('reset token request failed', error);
+        }
+      })();
+      detached.add(task);
+      void task.finally(() => detached.delete(task));
+      return task;
     },
   });
-  return { store, users, put, post, authenticateCaller, admin, requestResetToken };
+  const detachedDone = async (): Promise<void> => {
+    while (detached.size > 0) await Promise.all(detached);
+  };
+  return { store, users, put, post, authenticateCaller, admin, requestResetToken, detachedDone };
 }
 
 /**

@@ -27,12 +27,32 @@ try {
 }
 
 const env = { ...process.env, ...(cluster === undefined ? {} : { HTTPSKIT_TEST_PG_URL: cluster.url }) };
-const child = spawn(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=2', ...files], { stdio: 'inherit', env });
-const forward = (signal: NodeJS.Signals): void => {
-  child.kill(signal);
-};
+// A test that hangs fails after TEST_TIMEOUT_MS instead of holding the run until CI's own limit;
+// --test-force-exit ends a file's process when its tests are done even if a handle (a server a
+// failed hook never closed) is still open; and the whole run is stopped after RUN_TIMEOUT_MS.
+const TEST_TIMEOUT_MS = 300_000;
+const RUN_TIMEOUT_MS = 45 * 60_000;
+const child = spawn(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=2', `--test-timeout=${TEST_TIMEOUT_MS}`, '--test-force-exit', ...files], {
+  stdio: 'inherit',
+  env,
+  detached: true,
+});
+const watchdog = setTimeout(() => {
+  process.stderr.write(`test: the run did not end within ${RUN_TIMEOUT_MS / 60_000} min; its processes are stopped\n`);
+  killGroup('SIGKILL');
+}, RUN_TIMEOUT_MS);
+watchdog.unref();
+function killGroup(signal: NodeJS.Signals): void {
+  try {
+    process.kill(-(child.pid as number), signal); // the runner and every test file's process
+  } catch {
+    child.kill(signal);
+  }
+}
+const forward = (signal: NodeJS.Signals): void => killGroup(signal);
 process.on('SIGINT', forward);
 process.on('SIGTERM', forward);
 const code = await new Promise<number>((resolve) => child.once('exit', (status, signal) => resolve(status ?? (signal === null ? 1 : 128 + 1))));
+clearTimeout(watchdog);
 await cluster?.destroy();
 process.exit(code);

@@ -154,3 +154,14 @@ for (const protocol of PROTOCOLS) test(`P-12 the same time within noise for an e
   await settled(events, 12);
   assert.equal(events.length, 12, '3 tokens for each of the 4 real accounts, none for the others');
 });
+
+test('P-12 / C-5 a server closed right after the 202 still issues and delivers the token it answered for, then closes its store', async (t) => {
+  const events: ResetTokenEvent[] = [];
+  const s = await started(t, 'h1', events);
+  const r = await ask(s, 'gina');
+  assert.equal(r.status, 202);
+  await s.service.close(1_000); // at once: the issuance runs after the answer
+  assert.deepEqual(events.map((e) => e.name), ['gina'], 'the token was delivered before close returned');
+  const errors = s.logs.filter((l) => (JSON.parse(l) as { level: string }).level === 'error');
+  assert.deepEqual(errors, [], 'nothing failed on a closed store');
+});

@@ -4,7 +4,7 @@ import { createService, type Service } from '../../lib/index.js';
 import type { ServiceOptions } from '../../lib/config.js';
 import { createSelfSignedCertificate } from '../../lib/tls/dev-cert.js';
 import { request, type Protocol, type RequestInit, type Response } from './https.js';
-import { tempDir } from './tmp.js';
+import { makeTempDir, removeTempDir } from './tmp.js';
 
 let pair: { cert: string; key: string } | undefined;
 
@@ -40,7 +40,7 @@ export async function startService(t: TestContext, options: ServiceOptions = {},
   // A test named for a protocol, "… (h2)", that forgot to pass it would run over HTTP/1.1 unseen.
   const named = /\((h1|h2)\)$/.exec(t.name)?.[1];
   if (named !== undefined && named !== protocol) throw new Error(`"${t.name}" starts its service over ${protocol}: pass the loop's protocol to startService`);
-  const dir = await tempDir(t);
+  const dir = await makeTempDir();
   const { cert, key } = testCertificate();
   const logs: string[] = [];
   const store = options.store ?? join(dir, 'users.json');
@@ -53,8 +53,15 @@ export async function startService(t: TestContext, options: ServiceOptions = {},
     log: (line) => logs.push(line),
     ...options,
   });
+  // One hook, in this order: the service may still be writing into `dir` until it has closed.
+  t.after(async () => {
+    try {
+      await service.close(1_000);
+    } finally {
+      await removeTempDir(dir);
+    }
+  });
   const { url, httpUrl } = await service.listen();
-  t.after(() => service.close(1_000));
   return {
     url,
     httpUrl,
