@@ -204,9 +204,10 @@ export function createDispatcher(options: DispatchOptions): Dispatcher {
     try {
       status = writeReply(ctx, res, reply, common);
     } catch (error) {
-      log.error('could not write the response', error);
+      log.error('could not write the response', error, { id: ctx.id });
       if (!res.headersSent) {
-        res.writeHead(500, { 'content-type': 'application/problem+json; charset=utf-8', ...common });
+        // Still traceable: the caller's x-request-id is the one in the error line.
+        res.writeHead(500, { 'content-type': 'application/problem+json; charset=utf-8', ...common, 'x-request-id': ctx.id });
         res.end(JSON.stringify(problem(500, 'internal')));
       } else {
         status = res.statusCode;
@@ -224,9 +225,9 @@ export function createDispatcher(options: DispatchOptions): Dispatcher {
     try {
       status = writeStreamReply(ctx, h2stream, reply, common);
     } catch (error) {
-      log.error('could not write the response', error);
+      log.error('could not write the response', error, { id: ctx.id });
       if (!h2stream.headersSent && !h2stream.destroyed) {
-        h2stream.respond({ ':status': 500, 'content-type': 'application/problem+json; charset=utf-8', ...common });
+        h2stream.respond({ ':status': 500, 'content-type': 'application/problem+json; charset=utf-8', ...common, 'x-request-id': ctx.id });
         h2stream.end(JSON.stringify(problem(500, 'internal')));
       } else {
         h2stream.destroy();

@@ -30,6 +30,24 @@ const CONNECTION_SPECIFIC = ['connection', 'keep-alive', 'proxy-connection', 'tr
 /** Headers a 304 repeats from the 200 it stands for (RFC 9110 §15.4.5). */
 const KEPT_ON_304 = new Set(['cache-control', 'content-location', 'date', 'etag', 'expires', 'vary', 'link', 'x-request-id']);
 
+/**
+ * RFC 9113 §8.2.1: a field value with CR, LF or NUL is malformed in HTTP/2, and a proxy that turns
+ * the response into HTTP/1.1 would split it there (response splitting). node:http refuses such a
+ * value by throwing; node:http2's stream API sends it. The same characters node:http refuses
+ * (RFC 9110 §5.5: field-vchar, obs-text, SP and HTAB) are refused here, by the same throw: the
+ * caller answers 500.
+ */
+function assertFieldValues(own: Readonly<Record<string, string | readonly string[]>>): void {
+  for (const name in own) {
+    const value = own[name];
+    for (const one of typeof value === 'string' ? [value] : (value ?? [])) {
+      if (INVALID_FIELD_VALUE.test(one)) throw new TypeError(`the response header "${name}" has a character a field value must not have (RFC 9110 §5.5)`);
+    }
+  }
+}
+
+const INVALID_FIELD_VALUE = /[^\t\x20-\x7e\x80-\xff]/;
+
 // `stream.respond()` copies its options: one constant object serves every response without a body.
 const END_STREAM = { endStream: true } as const;
 
@@ -93,6 +111,7 @@ function replyHeaders(ctx: RequestContext, reply: Reply, status: number, common:
   } else if (own !== undefined) {
     // Only a reply's own headers can bring them; deleting makes the object slower, so only when there.
     for (const name of CONNECTION_SPECIFIC) if (name in headers) delete headers[name];
+    assertFieldValues(own);
   }
   if (reply.etag !== undefined) headers['etag'] = reply.etag;
   if (status === 304 && reply.status !== 304) {

@@ -8,6 +8,7 @@ import Negotiator from 'negotiator';
 import { PROTOCOLS } from '../helpers/https.js';
 import { startService } from '../helpers/service.js';
 import { parseXml } from '../helpers/xml-parse.js';
+import { HttpError, problem } from '../../lib/http/problem.js';
 
 const CHROMIUM = 'text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,image/apng,*/*;q=0.8,application/signed-exchange;v=b3;q=0.7';
 const FIREFOX = 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8';
@@ -97,4 +98,22 @@ for (const protocol of PROTOCOLS) test(`E-1 the problem’s label is negotiated 
     assert.equal(put.headers['content-type'], 'application/xml; charset=utf-8');
     assert.equal(parseXml(put.body).children.find((c) => c.name === 'type')?.text, '/problems/unauthorized');
   });
+});
+
+for (const protocol of PROTOCOLS) test(`E-1 / C-6 a reply that cannot be written (a resource's header value with a line break) is a 500 problem that still carries its x-request-id, the id of the error line (${protocol})`, async (t) => {
+  const broken = () => {
+    throw new HttpError(problem(503, 'overloaded'), { 'Retry-After': '1\r\nSet-Cookie: injected=1' });
+  };
+  const s = await startService(t, { resources: { broken } }, protocol);
+  const r = await s.fetch('/api/broken.json');
+  assert.equal(r.status, 500);
+  assert.equal(r.headers['content-type'], 'application/problem+json; charset=utf-8');
+  assert.equal((JSON.parse(r.body) as { status: number }).status, 500);
+  assert.equal(r.headers['set-cookie'], undefined, 'nothing was injected');
+  const id = r.headers['x-request-id'];
+  assert.match(String(id), /^[0-9a-f]{8}-[0-9a-z]+$/);
+  const errors = s.logs.map((l) => JSON.parse(l) as { level: string; msg: string; id?: string }).filter((l) => l.msg === 'could not write the response');
+  assert.deepEqual(errors.map((l) => l.id), [id]);
+  // The connection serves the next request.
+  assert.equal((await s.fetch('/api/something.json')).status, 200);
 });
