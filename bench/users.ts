@@ -48,8 +48,19 @@ const CONNECTIONS = 8;
 export interface UsersRound {
   readonly api: number;
   readonly user: number;
+  /** `/api/whoami.json`: /api/something's body behind the user routes' authentication. */
+  readonly authenticated: number;
   /** One verification alone, timed inside the server. */
   readonly verification: number;
+}
+
+/**
+ * What the user resource costs beyond authenticating its caller (negotiation, the user's view,
+ * serialization, headers), against /api/something: the authentication is what /api/whoami costs
+ * beyond /api/something, on the same server in the same round.
+ */
+function withoutAuthentication(r: UsersRound): number {
+  return (r.user - (r.authenticated - r.api)) / r.api;
 }
 
 export interface UsersResult {
@@ -57,6 +68,8 @@ export interface UsersResult {
   /** user ÷ api as measured, and (user − verification) ÷ api: median and min–max of the rounds. */
   readonly ratio: Ratio;
   readonly ratioWithoutVerification: Ratio;
+  /** (user − (authenticated − api)) ÷ api: the user resource's path beyond authentication (absent from results before 2026-11-23). */
+  readonly ratioWithoutAuthentication?: Ratio;
   readonly paging: { readonly users: number; readonly medianMs: number; readonly worstMs: number; readonly rssBeforeMiB: number; readonly rssAfterMiB: number };
   readonly pinned: boolean;
 }
@@ -115,28 +128,37 @@ try {
   const small = join(dir, 'small.json');
   await writeStore(small, 2, hash);
   say(`GET /user/u000001.json vs /api/something.json: scrypt ln=1; ${ROUNDS} rounds of ${SECONDS} s per path, ${CONNECTIONS} connections, a fresh server each round${PIN ? ', server on CPU 0, load on CPU 1' : ''}`);
-  const paths = { api: ['/api/something.json?param1=hello', {}], user: ['/user/u000001.json', { authorization: auth('u000001') }] } as const;
+  const paths = {
+    api: ['/api/something.json?param1=hello', {}],
+    user: ['/user/u000001.json', { authorization: auth('u000001') }],
+    authenticated: ['/api/whoami.json?param1=hello', { authorization: auth('u000001') }],
+  } as const;
   const rounds: UsersRound[] = [];
   for (let round = 0; round < ROUNDS; round++) {
     const server = await startServer(small, cert, key);
     try {
       for (const [path, headers] of Object.values(paths)) await cpuPerRequest(server, path, { ...headers }, 0.5, cert); // warm-up
       const figures: Record<string, number> = {};
-      for (const kind of round % 2 === 0 ? (['api', 'user'] as const) : (['user', 'api'] as const)) {
+      for (const kind of round % 2 === 0 ? (['api', 'user', 'authenticated'] as const) : (['authenticated', 'user', 'api'] as const)) {
         const [path, headers] = paths[kind];
         figures[kind] = await cpuPerRequest(server, path, { ...headers }, SECONDS, cert);
       }
       const verification = await server.ask<number>({ verify: hash, password: PASSWORD, count: 2000 });
-      const r: UsersRound = { api: figures['api'] ?? NaN, user: figures['user'] ?? NaN, verification };
+      const r: UsersRound = { api: figures['api'] ?? NaN, user: figures['user'] ?? NaN, authenticated: figures['authenticated'] ?? NaN, verification };
       rounds.push(r);
-      say(`  round ${round + 1}: /api ${r.api.toFixed(1)} µs, /user ${r.user.toFixed(1)} µs, one verification ${r.verification.toFixed(1)} µs → ${(r.user / r.api).toFixed(2)}, without it ${((r.user - r.verification) / r.api).toFixed(2)}`);
+      say(
+        `  round ${round + 1}: /api ${r.api.toFixed(1)} µs, /user ${r.user.toFixed(1)} µs, /api authenticated ${r.authenticated.toFixed(1)} µs, one verification ${r.verification.toFixed(1)} µs` +
+          ` → ${(r.user / r.api).toFixed(2)}, without the verification ${((r.user - r.verification) / r.api).toFixed(2)}, without the authentication ${withoutAuthentication(r).toFixed(2)}`,
+      );
     } finally {
       await stop(server.child);
     }
   }
   const ratio = summary(rounds.map((r) => r.user / r.api));
   const ratioWithoutVerification = summary(rounds.map((r) => (r.user - r.verification) / r.api));
-  say(`CPU per request /user ÷ /api: ${ratio.median.toFixed(2)} (${ratio.min.toFixed(2)}–${ratio.max.toFixed(2)}); without the verification: ${ratioWithoutVerification.median.toFixed(2)} (${ratioWithoutVerification.min.toFixed(2)}–${ratioWithoutVerification.max.toFixed(2)}) (target ≤ 1.10)`);
+  const ratioWithoutAuthentication = summary(rounds.map(withoutAuthentication));
+  const show = (x: Ratio): string => `${x.median.toFixed(2)} (${x.min.toFixed(2)}–${x.max.toFixed(2)})`;
+  say(`CPU per request /user ÷ /api: ${show(ratio)}; without the verification: ${show(ratioWithoutVerification)}; without the whole authentication: ${show(ratioWithoutAuthentication)} (target ≤ 1.10)`);
 
   const big = join(dir, 'users.json');
   await writeStore(big, USERS, hash);
@@ -168,7 +190,7 @@ try {
     `GET /user/?limit=1000 on ${USERS} users: median ${paging.medianMs.toFixed(1)} ms, worst ${paging.worstMs.toFixed(1)} ms (target < 50 ms); ` +
       `server RSS ${paging.rssBeforeMiB.toFixed(0)} MiB before, ${paging.rssAfterMiB.toFixed(0)} MiB after 50 pages`,
   );
-  const result: UsersResult = { rounds, ratio, ratioWithoutVerification, paging, pinned: PIN };
+  const result: UsersResult = { rounds, ratio, ratioWithoutVerification, ratioWithoutAuthentication, paging, pinned: PIN };
   if (values.json) process.stdout.write(`${JSON.stringify(result)}\n`);
 } finally {
   await rm(dir, { recursive: true, force: true });
