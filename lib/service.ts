@@ -249,9 +249,15 @@ export function createService(options: ServiceOptions = {}): Service {
       listeners = undefined;
       scrape = undefined;
       const opened = await parts?.catch(() => undefined);
-      // A 202 promised a token: its issuance and delivery finish before the store closes.
-      await opened?.detachedDone();
-      await opened?.store.close();
+      // A 202 promised a token: its issuance and delivery finish before the store closes, within
+      // the same grace as the requests (a store that hangs must not hold the shutdown).
+      if (opened !== undefined) {
+        let timer: NodeJS.Timeout | undefined;
+        const late = new Promise<boolean>((resolve) => (timer = setTimeout(resolve, graceMs, true)));
+        if (await Promise.race([opened.detachedDone().then(() => false), late])) log.warn(`reset token requests still being issued after ${graceMs} ms are given up`);
+        clearTimeout(timer);
+        await opened.store.close();
+      }
     },
     users: {
       add: (name, password, opts) => withUsers((u) => u.add(name, password, opts?.role ?? 'user')),

@@ -40,6 +40,8 @@ export function createDatabase(pg: Pg, url: string, config: PostgresStoreConfig)
   // the pool discards it and the next operation connects anew.
   pool.on('error', () => undefined);
   const where = redactUrl(url);
+  /** How to let go of each connection in use: close() ends those still working. */
+  const inUse = new Set<(destroy: boolean) => void>();
 
   async function withClient<T>(task: (client: PoolClient) => Promise<T>): Promise<T> {
     let client: PoolClient | undefined;
@@ -47,6 +49,7 @@ export function createDatabase(pg: Pg, url: string, config: PostgresStoreConfig)
     const finish = (destroy: boolean): void => {
       if (client === undefined || done) return;
       done = true;
+      inUse.delete(finish);
       // Destroying is the safe choice after any failure: the connection may be mid-transaction.
       client.release(destroy ? true : undefined);
     };
@@ -65,6 +68,7 @@ export function createDatabase(pg: Pg, url: string, config: PostgresStoreConfig)
         throw new Error('timed out');
       }
       client = acquired;
+      inUse.add(finish);
       try {
         const result = await task(acquired);
         finish(false);
@@ -94,7 +98,13 @@ export function createDatabase(pg: Pg, url: string, config: PostgresStoreConfig)
         return result;
       }),
     query: (sql, params = []) => withClient((client) => client.query(sql, params as unknown[])),
-    close: () => pool.end(),
+    // The service closes its store after the requests' grace: a query still waiting then (a lock
+    // another session holds) has its connection ended and fails, instead of holding the shutdown
+    // for the query time-out (pool.end() waits for every connection in use).
+    close: () => {
+      for (const finish of inUse) finish(true);
+      return pool.end();
+    },
   };
 }
 
