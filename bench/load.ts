@@ -4,7 +4,8 @@
 //   probe     — a steady trickle of GETs on persistent connections, each timed, for latency under
 //               other work (the password section)
 //   paced     — open loop at a fixed rate on persistent connections (http or https), for CPU per
-//               request at a load held equal between setups (the postgres section's proxy)
+//               request at a load held equal between setups (the postgres section's proxy; with
+//               `raw`, the lean HTTPS client of paced-tls.ts, for logshare.ts)
 //   h2        — h2load (Debian's nghttp2-client): one HTTP/2 connection, up to N streams in flight
 import autocannon from 'autocannon';
 import { spawn } from 'node:child_process';
@@ -14,6 +15,7 @@ import { join } from 'node:path';
 import { Agent as HttpAgent, request as httpRequest } from 'node:http';
 import { Agent, request } from 'node:https';
 import { connect } from 'node:tls';
+import { pacedTls, type KeptSocket } from './paced-tls.js';
 
 export type LoadRequest =
   | { readonly id: number; readonly kind: 'keepalive'; readonly url: string; readonly headers: Readonly<Record<string, string>>; readonly connections: number; readonly seconds: number }
@@ -28,6 +30,8 @@ export type LoadRequest =
       readonly sockets: number;
       /** Keep the connections open for the next paced run to the same URL (a warm-up, then a measured run without handshakes). */
       readonly keep?: boolean;
+      /** HTTPS only: the lean client of paced-tls.ts (raw TLS sockets) instead of node:https's Agent. */
+      readonly raw?: boolean;
     }
   | { readonly id: number; readonly kind: 'h2'; readonly url: string; readonly headers: Readonly<Record<string, string>>; readonly streams: number; readonly seconds: number };
 
@@ -254,10 +258,11 @@ function h2(cmd: Extract<LoadRequest, { kind: 'h2' }>, rates: Map<string, number
 
 /** The last h2 rate per URL (see h2()); a URL is a server process, new every round. */
 const h2Rates = new Map<string, number>();
-/** Agents of paced runs asked to keep their connections, by URL, until the next paced run to it. */
+/** Agents (and raw sockets) of paced runs asked to keep their connections, by URL, until the next paced run to it. */
 const pacedAgents = new Map<string, Agent | HttpAgent>();
+const pacedSockets = new Map<string, KeptSocket[]>();
 process.on('message', (cmd: LoadRequest) => {
-  const run = cmd.kind === 'keepalive' ? keepalive(cmd) : cmd.kind === 'newconn' ? newconn(cmd) : cmd.kind === 'h2' ? h2(cmd, h2Rates) : cmd.kind === 'paced' ? paced(cmd, pacedAgents) : probe(cmd);
+  const run = cmd.kind === 'keepalive' ? keepalive(cmd) : cmd.kind === 'newconn' ? newconn(cmd) : cmd.kind === 'h2' ? h2(cmd, h2Rates) : cmd.kind === 'paced' ? (cmd.raw === true ? pacedTls(cmd, pacedSockets) : paced(cmd, pacedAgents)) : probe(cmd);
   run.then(
     (result) => process.send?.({ id: cmd.id, result }),
     (error: unknown) => process.send?.({ id: cmd.id, error: String(error) }),

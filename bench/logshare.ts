@@ -9,7 +9,7 @@
 // Beside it, log-micro.ts: the log's code alone, µs of CPU per line, as a cross-check.
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
-import { LINE_DELAY_MS } from '../lib/log.js';
+import { IDLE_FLUSH_MS, LINE_DELAY_MS } from '../lib/log.js';
 import { pinToCpu, runForMessage, startServer, type Child, type ServerChild } from './children.js';
 import type { LoadResult } from './load.js';
 import type { LogMicroResult } from './log-micro.js';
@@ -27,6 +27,8 @@ export interface LogShareOptions {
   /** Requests per second to each server, and its keep-alive connections. */
   readonly rate: number;
   readonly connections: number;
+  /** The load's client: the lean one of paced-tls.ts (default), or node:https's Agent. */
+  readonly client?: 'tls' | 'agent';
   readonly pin: boolean;
   readonly settleMs: number;
   /**
@@ -72,6 +74,7 @@ export interface LogShareResult {
   readonly path: string;
   readonly rate: number;
   readonly connections: number;
+  readonly client: 'tls' | 'agent';
   readonly seconds: number;
   readonly pinned: boolean;
   /** The A/A check (both servers logging): the share measures the method's bias and noise, not the log. */
@@ -91,8 +94,8 @@ export interface LogShareResult {
 const PATH = '/api/something.json?param1=hello';
 /** A paced run may end this much later than its nominal length (the last answers) before the round is void. */
 const LATE_FACTOR = 1.25;
-/** The log writer's delay (lib/log.ts LINE_DELAY_MS) and some: let the last lines be written before reading the CPU. */
-const QUIET_MS = 100;
+/** The log writer's longest wait (lib/log.ts IDLE_FLUSH_MS) and some: the last lines are written before the CPU is read. */
+const QUIET_MS = IDLE_FLUSH_MS + 50;
 
 const loadNow = (): number[] => loadavg().map((l) => Number(l.toFixed(2)));
 
@@ -121,6 +124,7 @@ export async function runLogShareBench(options: LogShareOptions, load: Child): P
     path: PATH,
     rate: options.rate,
     connections: options.connections,
+    client: options.client ?? 'tls',
     seconds: options.seconds,
     pinned: options.pin,
     aa: options.aa === true,
@@ -160,7 +164,11 @@ async function runRound(options: LogShareOptions, load: Child, round: number): P
     await sleep(options.settleMs);
     const ordered = sides.map((side) => servers.get(side) as ServerChild);
     const drive = (seconds: number, keep: boolean): Promise<LoadResult[]> =>
-      Promise.all(ordered.map((server) => load.request<LoadResult>({ kind: 'paced', url: `${server.url}${PATH}`, ratePerSecond: options.rate, seconds, sockets: options.connections, keep })));
+      Promise.all(
+        ordered.map((server) =>
+          load.request<LoadResult>({ kind: 'paced', url: `${server.url}${PATH}`, ratePerSecond: options.rate, seconds, sockets: options.connections, keep, raw: options.client !== 'agent' }),
+        ),
+      );
     // Warm-up (JIT, TLS handshakes of the kept connections): the same load, not counted.
     await drive(options.warmupSeconds, true);
     await sleep(QUIET_MS);

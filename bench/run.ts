@@ -4,7 +4,7 @@
 //   npm run bench [-- --quick] [--only http,tls,negotiation,xml,password,store,users] [--rounds N]
 //                 [--seconds S] [--servers httpskit,fastify,…] [--scenarios h2,log,…] [--cpu-prof] [--unpinned]
 //   npm run bench -- --only postgres   # the PostgreSQL store against the file store (not in the default run)
-//   npm run bench -- --only logshare   # the access log's share, log-on and log-off servers side by side
+//   npm run bench -- --only logshare [--logshare-rate 800] [--logshare-aa] [--logshare-agent]   # the access log's share, log-on and log-off servers side by side
 //
 // Servers under test and the load generator each run in their own process, from JavaScript
 // compiled here first (bench/results/build), so no loader sits in a measured process.
@@ -46,8 +46,11 @@ const { values } = parseArgs({
     scenarios: { type: 'string' },
     unpinned: { type: 'boolean', default: false },
     'cpu-prof': { type: 'boolean', default: false },
-    // logshare: both servers log (an A/A check of the side-by-side method).
+    // logshare: both servers log (an A/A check of the side-by-side method); requests/s to each server.
     'logshare-aa': { type: 'boolean', default: false },
+    'logshare-rate': { type: 'string' },
+    // logshare: drive the servers with node:https's Agent instead of the lean TLS client.
+    'logshare-agent': { type: 'boolean', default: false },
   },
 });
 const quick = values.quick === true;
@@ -111,10 +114,10 @@ const settings = {
   postgresProxyRate: 120,
   postgresLedgerOps: quick ? 200 : 1_000,
   postgresAuthGets: quick ? 100 : 300,
-  logshareRounds: quick ? 3 : 10,
+  logshareRounds: quick ? 3 : 8,
   logshareSeconds: quick ? 2 : 5,
   logshareWarmupSeconds: 2,
-  logshareRate: 800,
+  logshareRate: positiveInteger('logshare-rate', Number(values['logshare-rate'] ?? 800)),
   log: 'httpskit / fastify: no request log; httpskit+log / fastify+log: each one\'s default JSON request log on stdout, pointed at /dev/null; httpskit+log-off: that sink with --log-level off; httpskit+metrics: no log, --metrics-port on',
 };
 const progress = (line: string): void => console.log(line);
@@ -246,6 +249,7 @@ try {
           warmupSeconds: settings.logshareWarmupSeconds,
           rate: settings.logshareRate,
           connections: settings.connections,
+          client: values['logshare-agent'] === true ? 'agent' : 'tls',
           pin,
           settleMs: 1_000,
           aa: values['logshare-aa'] === true,
