@@ -1,7 +1,7 @@
 // `npm run bench`: every benchmark of bench/README.md in one run, on this machine, then the ratio
 // table (stdout) and the full results as JSON (bench/results/latest.json).
 //
-//   npm run bench [-- --quick] [--only http,tls,negotiation,xml,password,store,users] [--rounds N]
+//   npm run bench [-- --quick] [--only http,tls,negotiation,xml,logshare,password,store,users] [--rounds N]
 //                 [--seconds S] [--servers httpskit,fastify,…] [--scenarios h2,log,…] [--cpu-prof] [--unpinned]
 //   npm run bench -- --only postgres   # the PostgreSQL store against the file store (not in the default run)
 //   npm run bench -- --only logshare [--logshare-rate 800] [--logshare-aa] [--logshare-agent]   # the access log's share, log-on and log-off servers side by side

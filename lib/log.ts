@@ -91,7 +91,7 @@ export function createLogger(write: false | ((line: string) => void), level: Log
 
 /**
  * Log lines joined into few writes instead of one each: the access log's cost per request is
- * measured (bench/README.md, "The access log"). The pending lines are written together by the
+ * measured (bench/README.md, "The access log side by side"). The pending lines are written together by the
  * first line that comes LINE_DELAY_MS or more after the oldest of them, by the MAX_PENDING_LINES-th,
  * or, when no line comes to carry them, by a timer IDLE_FLUSH_MS after the oldest.
  * The lines carry each other because a timer per LINE_DELAY_MS (as before) wakes the process when
