@@ -238,6 +238,7 @@ try {
     progress(`logshare: log-on and log-off servers side by side, ${settings.logshareRate} req/s each …`);
     const load = await startLoad();
     const pin = values.unpinned !== true && pinToCpu(load.pid, 1);
+    pinned ||= pin;
     try {
       logshare = await runLogShareBench(
         {
