@@ -10,7 +10,7 @@ import { createLineWriter, createLogger, type RequestLog } from '../lib/log.js';
 import { median, range } from './stats.js';
 
 export interface LogMicroResult {
-  /** Lines per write(2): the server's rate × the writer's 10 ms delay (the writer flushes on a timer). */
+  /** Lines per write(2): the server's rate × the writer's LINE_DELAY_MS (lib/log.ts). */
   readonly linesPerWrite: number;
   readonly linesPerRound: number;
   /** CPU (user + system) per line, logged minus unlogged loop, µs: median and min–max of the rounds. */
@@ -28,7 +28,9 @@ const lines = Number(values.lines ?? 200_000);
 const rounds = Number(values.rounds ?? 9);
 
 // Standard output is /dev/null here, as for the servers: the same sink as stdoutLines(), with the
-// writer's flush called every `linesPerWrite` lines where the server's 10 ms timer would call it.
+// writer's flush called every `linesPerWrite` lines, where the server's writer would write them
+// (a line LINE_DELAY_MS after the oldest pending one carries them). The wake-ups of a server that
+// sleeps between requests are not in this loop: see bench/README.md, "The access log side by side".
 const writer = createLineWriter((text) => void process.stdout.write(text));
 const logger = createLogger(writer.write);
 const idPrefix = randomBytes(4).toString('hex');

@@ -5,6 +5,7 @@
 // logshare.ts drive two servers at once at rates nearer what they can serve.
 import { connect, type TLSSocket } from 'node:tls';
 import type { LoadResult } from './load.js';
+import { percentile } from './stats.js';
 
 export interface PacedTlsRequest {
   readonly url: string;
@@ -26,12 +27,6 @@ interface Connection {
   /** When the request in flight was sent; undefined when the connection is idle. */
   sentAt: number | undefined;
 }
-
-const percentile = (values: readonly number[], p: number): number => {
-  if (values.length === 0) return Number.NaN;
-  const sorted = Float64Array.from(values).sort();
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] as number;
-};
 
 function open(url: URL): Promise<TLSSocket> {
   return new Promise((resolve, reject) => {
