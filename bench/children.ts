@@ -124,6 +124,16 @@ export async function startLoad(): Promise<Child> {
   return new Child(child);
 }
 
+/**
+ * Runs a compiled bench script with stdout on /dev/null (a script that measures writing to it) and
+ * resolves with the first message it sends over IPC, once it has exited.
+ */
+export async function runForMessage<T>(script: string, args: readonly string[], execArgv: readonly string[] = []): Promise<T> {
+  const { child, ready } = await start(join('bench', script), args, true, execArgv);
+  if (child.exitCode === null && child.signalCode === null) await new Promise((resolve) => child.once('exit', resolve));
+  return ready as T;
+}
+
 /** Runs a compiled bench script to completion and parses the JSON it prints on stdout. */
 export function runJson<T>(script: string, args: readonly string[], execArgv: readonly string[] = []): Promise<T> {
   const child = fork(join(BUILD_DIR, 'bench', script), [...args, '--json'], { stdio: ['ignore', 'pipe', 'inherit', 'ipc'], execArgv: [...execArgv] });

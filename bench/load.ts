@@ -4,7 +4,8 @@
 //   probe     — a steady trickle of GETs on persistent connections, each timed, for latency under
 //               other work (the password section)
 //   paced     — open loop at a fixed rate on persistent connections (http or https), for CPU per
-//               request at a load held equal between setups (the postgres section's proxy)
+//               request at a load held equal between setups (the postgres section's proxy; with
+//               `raw`, the lean HTTPS client of paced-tls.ts, for logshare.ts)
 //   h2        — h2load (Debian's nghttp2-client): one HTTP/2 connection, up to N streams in flight
 import autocannon from 'autocannon';
 import { spawn } from 'node:child_process';
@@ -14,12 +15,24 @@ import { join } from 'node:path';
 import { Agent as HttpAgent, request as httpRequest } from 'node:http';
 import { Agent, request } from 'node:https';
 import { connect } from 'node:tls';
+import { pacedTls, type KeptSocket } from './paced-tls.js';
 
 export type LoadRequest =
   | { readonly id: number; readonly kind: 'keepalive'; readonly url: string; readonly headers: Readonly<Record<string, string>>; readonly connections: number; readonly seconds: number }
   | { readonly id: number; readonly kind: 'newconn'; readonly url: string; readonly concurrency: number; readonly seconds: number }
   | { readonly id: number; readonly kind: 'probe'; readonly url: string; readonly ratePerSecond: number; readonly seconds: number }
-  | { readonly id: number; readonly kind: 'paced'; readonly url: string; readonly ratePerSecond: number; readonly seconds: number; readonly sockets: number }
+  | {
+      readonly id: number;
+      readonly kind: 'paced';
+      readonly url: string;
+      readonly ratePerSecond: number;
+      readonly seconds: number;
+      readonly sockets: number;
+      /** Keep the connections open for the next paced run to the same URL (a warm-up, then a measured run without handshakes). */
+      readonly keep?: boolean;
+      /** HTTPS only: the lean client of paced-tls.ts (raw TLS sockets) instead of node:https's Agent. */
+      readonly raw?: boolean;
+    }
   | { readonly id: number; readonly kind: 'h2'; readonly url: string; readonly headers: Readonly<Record<string, string>>; readonly streams: number; readonly seconds: number };
 
 export interface LoadResult {
@@ -144,9 +157,11 @@ async function probe(cmd: Extract<LoadRequest, { kind: 'probe' }>): Promise<Prob
  * speed (a closed loop would give a faster setup more requests). `sockets` bounds the connections;
  * beyond them requests queue in the agent, and their latency shows it.
  */
-async function paced(cmd: Extract<LoadRequest, { kind: 'paced' }>): Promise<LoadResult> {
+async function paced(cmd: Extract<LoadRequest, { kind: 'paced' }>, kept: Map<string, Agent | HttpAgent>): Promise<LoadResult> {
   const https = cmd.url.startsWith('https:');
-  const agent = https ? new Agent({ keepAlive: true, maxSockets: cmd.sockets, rejectUnauthorized: false }) : new HttpAgent({ keepAlive: true, maxSockets: cmd.sockets });
+  const agent =
+    kept.get(cmd.url) ?? (https ? new Agent({ keepAlive: true, maxSockets: cmd.sockets, rejectUnauthorized: false }) : new HttpAgent({ keepAlive: true, maxSockets: cmd.sockets }));
+  kept.delete(cmd.url);
   const send = https ? request : httpRequest;
   const latencies: number[] = [];
   let failed = 0;
@@ -178,8 +193,10 @@ async function paced(cmd: Extract<LoadRequest, { kind: 'paced' }>): Promise<Load
     await new Promise((resolve) => setTimeout(resolve, 1));
   }
   await Promise.all(pending);
-  agent.destroy();
-  return { ok: latencies.length, failed, seconds: (performance.now() - start) / 1000, p50Ms: percentile(latencies, 50), p99Ms: percentile(latencies, 99) };
+  const seconds = (performance.now() - start) / 1000;
+  if (cmd.keep === true) kept.set(cmd.url, agent);
+  else agent.destroy();
+  return { ok: latencies.length, failed, seconds, p50Ms: percentile(latencies, 50), p99Ms: percentile(latencies, 99) };
 }
 
 /**
@@ -241,8 +258,11 @@ function h2(cmd: Extract<LoadRequest, { kind: 'h2' }>, rates: Map<string, number
 
 /** The last h2 rate per URL (see h2()); a URL is a server process, new every round. */
 const h2Rates = new Map<string, number>();
+/** Agents (and raw sockets) of paced runs asked to keep their connections, by URL, until the next paced run to it. */
+const pacedAgents = new Map<string, Agent | HttpAgent>();
+const pacedSockets = new Map<string, KeptSocket[]>();
 process.on('message', (cmd: LoadRequest) => {
-  const run = cmd.kind === 'keepalive' ? keepalive(cmd) : cmd.kind === 'newconn' ? newconn(cmd) : cmd.kind === 'h2' ? h2(cmd, h2Rates) : cmd.kind === 'paced' ? paced(cmd) : probe(cmd);
+  const run = cmd.kind === 'keepalive' ? keepalive(cmd) : cmd.kind === 'newconn' ? newconn(cmd) : cmd.kind === 'h2' ? h2(cmd, h2Rates) : cmd.kind === 'paced' ? (cmd.raw === true ? pacedTls(cmd, pacedSockets) : paced(cmd, pacedAgents)) : probe(cmd);
   run.then(
     (result) => process.send?.({ id: cmd.id, result }),
     (error: unknown) => process.send?.({ id: cmd.id, error: String(error) }),

@@ -1,5 +1,6 @@
 // Turns the results into the ratio table (Markdown, printed and pasted into bench/README.md).
 import type { ScenarioResult } from './http.js';
+import type { LogShareResult } from './logshare.js';
 import type { NegotiationRow } from './negotiation.js';
 import type { PasswordResult } from './password.js';
 import { f, spread } from './format.js';
@@ -38,6 +39,7 @@ export interface Results {
   readonly store: readonly StoreRow[] | undefined;
   readonly postgres?: PostgresResult | undefined;
   readonly users?: UsersResult | undefined;
+  readonly logshare?: LogShareResult | undefined;
 }
 
 /** One line of the ratio table. `met` is undefined for figures shown for information. */
@@ -136,6 +138,7 @@ export function tableRows(results: Results): TableRow[] {
     rows.push({ benchmark: 'store growth', figure: `load ${large.users.toLocaleString('en')} users at start-up`, value: `${f(large.loadMs, 0)} ms`, target: '< 1000 ms', met: large.loadMs < 1000 });
   }
   if (results.users !== undefined) rows.push(...usersRows(results.users));
+  if (results.logshare !== undefined) rows.push(...logShareRows(results.logshare));
   if (results.postgres !== undefined) rows.push(...postgresRows(results.postgres));
   return rows;
 }
@@ -151,6 +154,29 @@ function usersRows(u: UsersResult): TableRow[] {
       : [{ benchmark, figure: 'the same without the authentication (negotiation, view, serialization, headers)', value: spread(u.ratioWithoutAuthentication), target: '≤ 1.10', met: u.ratioWithoutAuthentication.median <= 1.1 }]),
     { benchmark: pages, figure: 'median (worst) ms', value: `${f(u.paging.medianMs, 1)} (${f(u.paging.worstMs, 1)})`, target: '< 50 ms', met: u.paging.medianMs < 50 },
     { benchmark: pages, figure: 'server RSS before → after 50 pages, MiB', value: `${f(u.paging.rssBeforeMiB, 0)} → ${f(u.paging.rssAfterMiB, 0)}`, target: '', met: undefined },
+  ];
+}
+
+function logShareRows(l: LogShareResult): TableRow[] {
+  const pct = (n: number): string => `${f(n * 100, 1)}%`;
+  const benchmark = `access log${l.aa ? ', A/A check (both servers log)' : ''}, side by side (${l.rate} req/s each, ${l.share.counted} rounds${l.share.void > 0 ? `, ${l.share.void} void` : ''}, load ${l.loadAverageAtStart.join(' ')})`;
+  return [
+    {
+      benchmark,
+      figure: 'share of a logged request\'s CPU: (log-on − log-off) ÷ log-on',
+      value: `${pct(l.share.median)} (${pct(l.share.min)}–${pct(l.share.max)})`,
+      // The A/A check measures the method (its share should be near 0), not the log.
+      target: l.aa ? '' : '≤ 10.0%',
+      met: l.aa ? undefined : l.share.median <= 0.1,
+    },
+    { benchmark, figure: 'CPU µs/request log-on / log-off', value: `${f(l.onMicros, 1)} / ${f(l.offMicros, 1)}`, target: '', met: undefined },
+    {
+      benchmark: 'access log, its code alone',
+      figure: `CPU µs per line (${l.micro.linesPerWrite} lines per write), and ÷ log-on's request`,
+      value: `${f(l.micro.microsPerLine)} (${f(l.micro.min)}–${f(l.micro.max)}), ${pct(l.micro.shareOfOnRequest)}`,
+      target: '',
+      met: undefined,
+    },
   ];
 }
 

@@ -1,9 +1,10 @@
 // `npm run bench`: every benchmark of bench/README.md in one run, on this machine, then the ratio
 // table (stdout) and the full results as JSON (bench/results/latest.json).
 //
-//   npm run bench [-- --quick] [--only http,tls,negotiation,xml,password,store,users] [--rounds N]
+//   npm run bench [-- --quick] [--only http,tls,negotiation,xml,logshare,password,store,users] [--rounds N]
 //                 [--seconds S] [--servers httpskit,fastify,…] [--scenarios h2,log,…] [--cpu-prof] [--unpinned]
 //   npm run bench -- --only postgres   # the PostgreSQL store against the file store (not in the default run)
+//   npm run bench -- --only logshare [--logshare-rate 800] [--logshare-aa] [--logshare-agent]   # the access log's share, log-on and log-off servers side by side
 //
 // Servers under test and the load generator each run in their own process, from JavaScript
 // compiled here first (bench/results/build), so no loader sits in a measured process.
@@ -17,6 +18,7 @@ import { BUILD_DIR, pinToCpu, runJson, startLoad, startServer, type ServerChild 
 import { checkBodies, runRound, scenarios, summarizeScenario, type RoundFigure, type Scenario, type ScenarioResult } from './http.js';
 import type { NegotiationRow } from './negotiation.js';
 import { runPasswordBench, type PasswordResult } from './password.js';
+import { runLogShareBench, type LogShareResult } from './logshare.js';
 import { runPostgresBench, type PostgresResult } from './postgres.js';
 import { summarizeProfile } from './profile.js';
 import { markdownNegotiation, markdownServers, markdownTable, markdownXml, tableRows, type MemoryRow, type Results, type StoreRow } from './report.js';
@@ -25,7 +27,7 @@ import type { ServerArgs } from './servers/bodies.js';
 import type { UsersResult } from './users.js';
 import type { XmlRow } from './xml.js';
 
-const SECTIONS = ['negotiation', 'xml', 'store', 'http', 'tls', 'password', 'users', 'postgres'] as const;
+const SECTIONS = ['negotiation', 'xml', 'store', 'http', 'tls', 'logshare', 'password', 'users', 'postgres'] as const;
 type Section = (typeof SECTIONS)[number];
 // Starts a PostgreSQL cluster (initdb, fsync on) and needs the `pg` package: asked for by name only.
 const DEFAULT_SECTIONS: readonly Section[] = SECTIONS.filter((s) => s !== 'postgres');
@@ -44,6 +46,11 @@ const { values } = parseArgs({
     scenarios: { type: 'string' },
     unpinned: { type: 'boolean', default: false },
     'cpu-prof': { type: 'boolean', default: false },
+    // logshare: both servers log (an A/A check of the side-by-side method); requests/s to each server.
+    'logshare-aa': { type: 'boolean', default: false },
+    'logshare-rate': { type: 'string' },
+    // logshare: drive the servers with node:https's Agent instead of the lean TLS client.
+    'logshare-agent': { type: 'boolean', default: false },
   },
 });
 const quick = values.quick === true;
@@ -107,6 +114,10 @@ const settings = {
   postgresProxyRate: 120,
   postgresLedgerOps: quick ? 200 : 1_000,
   postgresAuthGets: quick ? 100 : 300,
+  logshareRounds: quick ? 3 : 8,
+  logshareSeconds: quick ? 2 : 5,
+  logshareWarmupSeconds: 2,
+  logshareRate: positiveInteger('logshare-rate', Number(values['logshare-rate'] ?? 800)),
   log: 'httpskit / fastify: no request log; httpskit+log / fastify+log: each one\'s default JSON request log on stdout, pointed at /dev/null; httpskit+log-off: that sink with --log-level off; httpskit+metrics: no log, --metrics-port on',
 };
 const progress = (line: string): void => console.log(line);
@@ -152,6 +163,7 @@ const memory: MemoryRow[] = [];
 const password: { label: string; result: PasswordResult }[] = [];
 let postgres: PostgresResult | undefined;
 let users: UsersResult | undefined;
+let logshare: LogShareResult | undefined;
 
 try {
   if (wants('negotiation')) {
@@ -222,6 +234,35 @@ try {
       await load.stop();
     }
   }
+  if (wants('logshare')) {
+    progress(`logshare: log-on and log-off servers side by side, ${settings.logshareRate} req/s each …`);
+    const load = await startLoad();
+    const pin = values.unpinned !== true && pinToCpu(load.pid, 1);
+    pinned ||= pin;
+    try {
+      logshare = await runLogShareBench(
+        {
+          certFile,
+          keyFile,
+          work,
+          rounds: values.rounds === undefined ? settings.logshareRounds : settings.rounds,
+          seconds: settings.logshareSeconds,
+          warmupSeconds: settings.logshareWarmupSeconds,
+          rate: settings.logshareRate,
+          connections: settings.connections,
+          client: values['logshare-agent'] === true ? 'agent' : 'tls',
+          pin,
+          settleMs: 1_000,
+          aa: values['logshare-aa'] === true,
+          profileDir: values['cpu-prof'] === true ? profileDir : undefined,
+          progress,
+        },
+        load,
+      );
+    } finally {
+      await load.stop();
+    }
+  }
   if (wants('password')) {
     for (const [label, extra] of [
       ['defaults', {}],
@@ -286,7 +327,7 @@ try {
   rmSync(work, { recursive: true, force: true });
 }
 
-const results: Results = { machine, settings: { ...settings, pinned, durationSeconds: Math.round((Date.now() - started) / 1000) }, http, memory, negotiation, xml, password, store, users, postgres };
+const results: Results = { machine, settings: { ...settings, pinned, durationSeconds: Math.round((Date.now() - started) / 1000) }, http, memory, negotiation, xml, password, store, users, postgres, logshare };
 const rows = tableRows(results);
 const markdown = [
   `Run of ${machine.date}: ${machine.cores} × ${machine.cpuModel}, Node ${machine.node}, OpenSSL ${machine.openssl}, ` +

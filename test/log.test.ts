@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createLineWriter, createLogger, LINE_DELAY_MS, type LogLevel } from '../lib/log.js';
+import { createLineWriter, createLogger, IDLE_FLUSH_MS, LINE_DELAY_MS, type LogLevel } from '../lib/log.js';
 
 const entry = (status: number) => ({ id: 'i', method: 'GET', path: '/p', status, durationMs: 1, address: '::1' });
 
@@ -55,21 +55,48 @@ test('C-6 the time field is the ISO 8601 UTC time to the millisecond, however th
   }
 });
 
-test('C-6 log lines written within LINE_DELAY_MS reach the sink in one write, in order; flush() writes what is pending', async () => {
+test('C-6 log lines share a write: the first line LINE_DELAY_MS or more after the oldest pending one carries them, in order; flush() writes what is pending', () => {
+  const writes: string[] = [];
+  let now = 1_000;
+  const out = createLineWriter((text) => writes.push(text), () => now);
+  out.write('{"n":1}');
+  now += LINE_DELAY_MS - 1;
+  out.write('{"n":2}');
+  assert.deepEqual(writes, [], 'nothing written before the delay');
+  now += 1;
+  out.write('{"n":3}');
+  assert.deepEqual(writes, ['{"n":1}\n{"n":2}\n{"n":3}\n'], 'the line at the delay carries the two before it');
+  // The delay counts from the oldest pending line, not from the last write.
+  now += 5 * LINE_DELAY_MS;
+  out.write('{"n":4}');
+  now += LINE_DELAY_MS - 1;
+  out.write('{"n":5}');
+  assert.equal(writes.length, 1);
+  out.flush();
+  assert.deepEqual(writes.slice(1), ['{"n":4}\n{"n":5}\n']);
+  out.flush();
+  assert.equal(writes.length, 2, 'flush() with nothing pending writes nothing');
+});
+
+test('C-6 a log line no later line comes to carry is written within IDLE_FLUSH_MS, once', async () => {
   const writes: string[] = [];
   const out = createLineWriter((text) => writes.push(text));
   out.write('{"n":1}');
-  await new Promise((resolve) => setImmediate(resolve));
   out.write('{"n":2}');
-  assert.deepEqual(writes, [], 'nothing written before the delay');
-  // The writer's timer was set first, so it has fired once this longer one does.
-  await new Promise((resolve) => setTimeout(resolve, LINE_DELAY_MS + 20));
+  await new Promise((resolve) => setImmediate(resolve));
+  assert.deepEqual(writes, [], 'lines wait for others');
+  // The writer's timer was set first with a shorter delay, so it has fired once this one does.
+  await new Promise((resolve) => setTimeout(resolve, IDLE_FLUSH_MS + 20));
   assert.deepEqual(writes, ['{"n":1}\n{"n":2}\n']);
+  // A line written and flushed at once is not written again by a timer.
   out.write('{"n":3}');
   out.flush();
+  await new Promise((resolve) => setTimeout(resolve, IDLE_FLUSH_MS + 20));
   assert.deepEqual(writes, ['{"n":1}\n{"n":2}\n', '{"n":3}\n']);
-  await new Promise((resolve) => setTimeout(resolve, LINE_DELAY_MS + 20));
-  assert.equal(writes.length, 2, 'a flushed line is not written twice');
+  // The next lone line gets a timer of its own.
+  out.write('{"n":4}');
+  await new Promise((resolve) => setTimeout(resolve, IDLE_FLUSH_MS + 20));
+  assert.deepEqual(writes.slice(2), ['{"n":4}\n']);
 });
 
 test('C-6 a burst of log lines is written in bounded pieces, without waiting for the delay', () => {
