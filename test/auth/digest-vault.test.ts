@@ -1,8 +1,9 @@
 import { test } from 'node:test';
 import type { TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { chmod, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { chmod, mkdtemp, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
+import { removeTempDir } from '../helpers/tmp.js';
 import { join } from 'node:path';
 import { computeHA1 } from '../../lib/auth/digest-hash.js';
 import { openDigestVault } from '../../lib/auth/digest-vault.js';
@@ -10,7 +11,8 @@ import type { DigestHA1 } from '../../lib/auth/digest-vault.js';
 
 async function tempDir(t: TestContext): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'digest-vault-'));
-  t.after(() => rm(dir, { recursive: true, force: true }));
+  // Never throws (a later hook closes what may still write here): see helpers/tmp.ts.
+  t.after(() => removeTempDir(dir));
   return dir;
 }
 

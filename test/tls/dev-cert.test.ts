@@ -8,6 +8,7 @@ import { createServer, get } from 'node:https';
 import type { RequestOptions } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
+import { removeTempDir } from '../helpers/tmp.js';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createSelfSignedCertificate, ensureDevCertificate } from '../../lib/tls/dev-cert.js';
@@ -22,7 +23,8 @@ const shared = createSelfSignedCertificate();
 
 async function tempDir(t: TestContext): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'httpskit-cert-'));
-  t.after(() => rm(dir, { recursive: true, force: true }));
+  // Never throws (a later hook closes what may still write here): see helpers/tmp.ts.
+  t.after(() => removeTempDir(dir));
   return dir;
 }
 

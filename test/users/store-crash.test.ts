@@ -3,8 +3,9 @@
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
+import { removeTempDir } from '../helpers/tmp.js';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -56,7 +57,8 @@ function startWorker(config: { path: string; mode: 'increment' | 'stream'; prefi
 
 async function tempStorePath(t: TestContext): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'store-crash-'));
-  t.after(() => rm(dir, { recursive: true, force: true }));
+  // Never throws (a later hook closes what may still write here): see helpers/tmp.ts.
+  t.after(() => removeTempDir(dir));
   return join(dir, 'users.json');
 }
 

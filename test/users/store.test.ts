@@ -1,15 +1,17 @@
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { chmod, mkdtemp, readFile, rm, stat, utimes, writeFile, readdir } from 'node:fs/promises';
+import { chmod, mkdtemp, readFile, stat, utimes, writeFile, readdir } from 'node:fs/promises';
 import { tmpdir, hostname } from 'node:os';
+import { removeTempDir } from '../helpers/tmp.js';
 import { join } from 'node:path';
 import { openStore, type Store, type StoreOptions, type UserRecord } from '../../lib/users/store.js';
 import { journalHeader, journalLine, snapshotText } from '../../lib/users/store-format.js';
 
 async function tempDir(t: TestContext): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'store-'));
-  t.after(() => rm(dir, { recursive: true, force: true }));
+  // Never throws (a later hook closes what may still write here): see helpers/tmp.ts.
+  t.after(() => removeTempDir(dir));
   return dir;
 }
 
