@@ -8,6 +8,17 @@
 //   below what the machine can serve; the same with file-store instances (one at R, three at 3R:
 //   what being one of three costs without a database);
 //   in slices whose order rotates, summed per setup over the round;
+// - "rotating" (the target figure): the same proxies, one to one instance at R and one to three
+//   at 3R, loaded at the same time on four instances that share CPU 0, the single instance
+//   changing every slice so each of the four is it once a round. The instances then see the same
+//   rate, the same number of connections from their proxy (UPSTREAM_SOCKETS each, opened before
+//   the slice) and the same core at the same moments; and a process's own CPU-per-request offset
+//   (up to ±10% between processes of the same code) falls on both sides alike. The paced rows
+//   above load one setup at a time: the single instance then has CPU 0 to itself at R, the three
+//   share it at 3R, and a core that idles between requests costs more CPU per request (wake-ups
+//   from idle, caches and TLB refilled) whatever the instance does: `coreShared` is the single
+//   instance's CPU per request with only its own proxy loaded (a slice of its own, next to the
+//   shared one) ÷ the same process at the same rate beside the three others;
 // - "equal total load" (the earlier method, kept as rows of their own): a closed loop of N
 //   connections to one instance and to three (each of three then sees a third of the load), and
 //   one instance on N/3 connections as the control that shows the rise is the lighter load.
@@ -41,6 +52,18 @@ export const PROXY_SETUPS: readonly ProxySetup[] = [...PACED, ...CLOSED];
 const PACED_SLICES = 3;
 /** Keep-alive connections per instance of the paced load (at R of a few hundred per second, one or two are busy). */
 const PACED_SOCKETS_PER_INSTANCE = 4;
+/** Connections from the rotating proxies to each instance, all opened before a slice. */
+const UPSTREAM_SOCKETS = 2;
+const PATH = '/api/something.json?param1=hello';
+
+/** The rotating comparison for one kind of store, per round. */
+export interface RotatingFigures {
+  /** CPU per request, µs: of the single instance, of the three (summed CPU ÷ their requests). */
+  readonly one: readonly number[];
+  readonly three: readonly number[];
+  /** three ÷ one, per round. */
+  readonly ratio: Ratio;
+}
 
 export interface ProxySectionResult {
   /** Per setup, per round: the instances' CPU (user + system) per request, µs; requests per second. */
@@ -58,6 +81,10 @@ export interface ProxySectionResult {
   /** three ÷ one on N connections in total, and three ÷ one on N/3 (the earlier rows). */
   readonly ratioEqualTotal: Ratio;
   readonly ratioEqualTotalFewer: Ratio;
+  /** The target: one and three at once, the single instance rotating (PostgreSQL), and the same with file-store instances. */
+  readonly rotating: { readonly postgres: RotatingFigures; readonly file: RotatingFigures };
+  /** The single instance at R with only its proxy loaded ÷ the same at R beside the three, per kind. */
+  readonly coreShared: { readonly postgres: Ratio; readonly file: Ratio };
   readonly failed: number;
   /** Paced runs that fell more than 20% short of their rate (the machine could not keep up): their rounds' paced ratios are not counted. */
   readonly shortRuns: number;
@@ -70,6 +97,61 @@ interface Setup {
   readonly rate?: number;
 }
 
+/** One round of the rotating comparison on four instances: CPU and requests of the single instance and of the three, and per instance. */
+interface Rotation {
+  oneCpu: number;
+  oneOk: number;
+  /** The single instance with only its own proxy loaded (the three idle): CPU µs and requests. */
+  aloneCpu: number;
+  aloneOk: number;
+  threeCpu: number;
+  threeOk: number;
+  /** Per instance over the round's slices, whether single or one of three: CPU µs and requests. */
+  readonly instanceCpu: number[];
+  readonly instanceOk: number[];
+  failed: number;
+  short: boolean;
+}
+
+async function rotation(instances: readonly ServerChild[], toOne: ServerChild, toThree: ServerChild, load: Child, rate: number, seconds: number): Promise<Rotation> {
+  const paced = (proxy: ServerChild, n: number, s: number) => ({ kind: 'paced', url: `${proxy.url}${PATH}`, ratePerSecond: rate * n, seconds: s, sockets: PACED_SOCKETS_PER_INSTANCE * n });
+  const r: Rotation = { oneCpu: 0, oneOk: 0, aloneCpu: 0, aloneOk: 0, threeCpu: 0, threeOk: 0, instanceCpu: instances.map(() => 0), instanceOk: instances.map(() => 0), failed: 0, short: false };
+  for (let single = 0; single < instances.length; single++) {
+    const others = instances.filter((_, i) => i !== single);
+    await Promise.all([
+      toOne.call('retarget', [instances[single]!.url], UPSTREAM_SOCKETS, PATH),
+      toThree.call('retarget', others.map((s) => s.url), UPSTREAM_SOCKETS, PATH),
+    ]);
+    await Promise.all([load.request<LoadResult>(paced(toOne, 1, 0.5)), load.request<LoadResult>(paced(toThree, 3, 0.5))]);
+    const both = async (): Promise<void> => {
+      const before = await Promise.all(instances.map((s) => s.usage()));
+      const [one, three] = await Promise.all([load.request<LoadResult>(paced(toOne, 1, seconds)), load.request<LoadResult>(paced(toThree, 3, seconds))]);
+      const spent = (await Promise.all(instances.map((s) => s.usage()))).map((u, i) => u.cpuMicros - (before[i]?.cpuMicros ?? Number.NaN));
+      r.failed += one.failed + three.failed;
+      if (one.ok / one.seconds < 0.8 * rate || three.ok / three.seconds < 0.8 * 3 * rate) r.short = true;
+      for (const [i, cpu] of spent.entries()) {
+        r.instanceCpu[i]! += cpu;
+        // The proxy to three sends its requests round robin: a third each.
+        r.instanceOk[i]! += i === single ? one.ok : three.ok / 3;
+        if (i === single) r.oneCpu += cpu;
+        else r.threeCpu += cpu;
+      }
+      r.oneOk += one.ok;
+      r.threeOk += three.ok;
+    };
+    // The same single instance at the same rate with the three idle: what the core's other work changes.
+    const alone = async (): Promise<void> => {
+      const before = await instances[single]!.usage();
+      const one = await load.request<LoadResult>(paced(toOne, 1, seconds));
+      r.aloneCpu += (await instances[single]!.usage()).cpuMicros - before.cpuMicros;
+      r.aloneOk += one.ok;
+      r.failed += one.failed;
+    };
+    for (const step of single % 2 === 0 ? [both, alone] : [alone, both]) await step();
+  }
+  return r;
+}
+
 export async function proxySection(options: ProxySectionOptions, load: Child): Promise<ProxySectionResult> {
   const cpu = new Map<ProxySetup, number[]>(PROXY_SETUPS.map((s) => [s, []]));
   const rate = new Map<ProxySetup, number[]>(PROXY_SETUPS.map((s) => [s, []]));
@@ -78,6 +160,8 @@ export async function proxySection(options: ProxySectionOptions, load: Child): P
   let failed = 0;
   let shortRuns = 0;
   const shortRounds = new Set<number>();
+  const rotating = { postgres: { one: [] as number[], three: [] as number[], ratio: [] as number[] }, file: { one: [] as number[], three: [] as number[], ratio: [] as number[] } };
+  const coreShared = { postgres: [] as number[], file: [] as number[] };
   for (let round = 0; round < options.rounds; round++) {
     // Fresh processes every round (see bench/README.md: a process keeps its CPU-per-request offset for life).
     const children: Child[] = [];
@@ -101,6 +185,9 @@ export async function proxySection(options: ProxySectionOptions, load: Child): P
       const toThree = await proxied(three);
       const toFile = await proxied(fileInstances.slice(0, 1));
       const toThreeFiles = await proxied(fileInstances.slice(1));
+      // The rotating comparison's pair, pointed at other instances every slice.
+      const rotatingOne = await proxied(one);
+      const rotatingThree = await proxied(three);
       const url = (proxy: ServerChild): string => `${proxy.url}/api/something.json?param1=hello`;
       const paced = (proxy: ServerChild, n: number) => (seconds: number) => ({ kind: 'paced', url: url(proxy), ratePerSecond: r * n, seconds, sockets: PACED_SOCKETS_PER_INSTANCE * n });
       const closed = (proxy: ServerChild, connections: number) => (seconds: number) => ({ kind: 'keepalive', url: url(proxy), headers: {}, connections, seconds });
@@ -148,6 +235,23 @@ export async function proxySection(options: ProxySectionOptions, load: Child): P
       for (let slice = 0; slice < PACED_SLICES; slice++) {
         for (const label of rotate(PACED, slice + round)) await measure(label);
       }
+      // The rotating comparison, PostgreSQL-store instances and file-store ones in turn.
+      for (const [kind, group] of rotate([['postgres', instances], ['file', fileInstances]] as const, round)) {
+        const r = await rotation(group, rotatingOne, rotatingThree, load, options.ratePerInstance, options.seconds);
+        failed += r.failed;
+        const oneCpu = r.oneCpu / r.oneOk;
+        const threeCpu = r.threeCpu / r.threeOk;
+        options.progress(
+          `  proxy round ${round + 1}/${options.rounds}, rotating ${kind}: one ${oneCpu.toFixed(1)} µs/request, three ${threeCpu.toFixed(1)} µs/request (ratio ${(threeCpu / oneCpu).toFixed(3)}); ` +
+            `the single alone ${(r.aloneCpu / r.aloneOk).toFixed(1)} µs/request; ` +
+            `per instance ${r.instanceCpu.map((c, i) => (c / (r.instanceOk[i] ?? Number.NaN)).toFixed(1)).join(' / ')} µs${r.short ? '; a slice fell short of its rate: not counted' : ''}`,
+        );
+        if (r.short) continue;
+        rotating[kind].one.push(oneCpu);
+        rotating[kind].three.push(threeCpu);
+        rotating[kind].ratio.push(threeCpu / oneCpu);
+        coreShared[kind].push(r.aloneCpu / r.aloneOk / oneCpu);
+      }
       for (const label of rotate(CLOSED, round)) {
         await load.request<LoadResult>(setups[label].load(0.5));
         await measure(label);
@@ -178,6 +282,11 @@ export async function proxySection(options: ProxySectionOptions, load: Child): P
     ratioPacedFiles: ratio('three file store, paced', 'one file store, paced', shortRounds),
     ratioEqualTotal: ratio('three, N connections', 'one, N connections'),
     ratioEqualTotalFewer: ratio('three, N connections', 'one, N/3 connections'),
+    rotating: {
+      postgres: { one: rotating.postgres.one, three: rotating.postgres.three, ratio: summarize(rotating.postgres.ratio) },
+      file: { one: rotating.file.one, three: rotating.file.three, ratio: summarize(rotating.file.ratio) },
+    },
+    coreShared: { postgres: summarize(coreShared.postgres), file: summarize(coreShared.file) },
     failed,
     shortRuns,
   };
