@@ -4,7 +4,8 @@
 // our hashing threads' time (they run at nice +10) in bursts of seconds. Hence two measures:
 // - **side by side** (together(), the target figure): both servers run at once, each with its own
 //   changers in a closed loop, for a window that starts once both are busy and ends while both
-//   still are; each one's changes per second over the window (whole cycles of its changers). Whatever the other jobs on the
+//   still are; each one's changes per second over the window: the hashing CPU it got there, in
+//   changes (÷ its CPU per change over the whole run), with the completions counted as a check. Whatever the other jobs on the
 //   machine do falls on both at the same moments, and the two servers' hashing threads (same nice
 //   value, same session) share the cores evenly, so a server whose hashing waits on its store (a
 //   round trip, a lock, an fsync, a slot left idle) completes fewer changes than the other;
@@ -91,12 +92,14 @@ export interface HashThreadTimes {
 }
 
 export interface PasswordSectionResult {
-  /** Side by side (the target): changes/s of each server while both run, per round. */
+  /** Side by side (the target): changes/s of each server while both run (hashing work done ÷ CPU per change), per round. */
   readonly togetherFileChangesPerSecond: readonly number[];
   readonly togetherPostgresChangesPerSecond: readonly number[];
   readonly togetherSeconds: number;
   /** changes/s PostgreSQL ÷ file, both at once, per round. */
   readonly together: Ratio;
+  /** changes/s PostgreSQL ÷ file, both at once, counted (completions in whole cycles), per round. */
+  readonly togetherCounted: Ratio;
   /** Both at once: share of the hash slots' time with no hash to run (asleep), per round. */
   readonly togetherIdleSlots: { readonly file: Ratio; readonly postgres: Ratio };
   /** Alone in turns: changes/s of each server, per round. */
@@ -126,6 +129,10 @@ type User = { name: string; password: string };
 const newPassword = (): string => `bench ${randomBytes(12).toString('base64url')} pass`;
 /** Side by side, the window starts this long after both servers' changers start (TLS, first hashes). */
 const TOGETHER_RAMP_MS = 3_000;
+/** In a turn, the hashing threads are pinned this long after the slice starts. */
+const PIN_AFTER_MS = 300;
+/** The hashing threads of a server, oldest first. */
+const hashThreadIds = (server: ServerChild): number[] => [...threadTimes(server.pid, HASH_THREAD_NICE).keys()].sort((a, b) => a - b);
 /** The hash gate's gauge (H-5) is read this often during a turn. */
 const GATE_SAMPLE_MS = 100;
 
@@ -193,7 +200,12 @@ const hashingCpu = async (server: ServerChild): Promise<number> => (await server
 
 /** A server's side-by-side window: changes/s, hashing CPU (µs), and its hashing threads' schedule (ms). */
 interface TogetherFigures {
+  /** Changes' worth of hashing done per second in the window: its hashing CPU ÷ the CPU per change over the whole run. */
   readonly rate: number;
+  /** Changes completed per second in the window, counted (whole cycles of the changers). */
+  readonly counted: number;
+  /** Hashing CPU per change over the whole run (ramp and drain included: every change counted), ms. */
+  readonly cpuPerChangeMs: number;
   readonly hashingCpu: number;
   readonly threads: ThreadTimes;
   /** Hash slots × window, ms. */
@@ -218,9 +230,10 @@ async function together(servers: readonly ServerChild[], users: ReadonlyArray<re
   const to = from + seconds * 1000;
   const snapshot = (server: ServerChild) => hashingCpu(server).then((cpu) => ({ cpu, threads: threadTimes(server.pid, HASH_THREAD_NICE) }));
   try {
+    const start = await Promise.all(servers.map(hashingCpu));
     const marks = (async () => {
       await sleep(from - performance.now());
-      for (const server of servers) pinThreads([...threadTimes(server.pid, HASH_THREAD_NICE).keys()].sort((a, b) => a - b));
+      for (const server of servers) pinThreads(hashThreadIds(server));
       const before = await Promise.all(servers.map(snapshot));
       await sleep(to - performance.now());
       const after = await Promise.all(servers.map(snapshot));
@@ -228,18 +241,31 @@ async function together(servers: readonly ServerChild[], users: ReadonlyArray<re
     })();
     await Promise.all(servers.flatMap((server, k) => (users[k] ?? []).map((user) => changes(server, user, agents[k]!, () => performance.now() < to, done[k]))));
     const spent = await marks;
-    // Changers move in step (the hashing threads take them in FIFO order), so completions come in
-    // bursts: first to last completion in the window would count a burst's width as time saved.
-    // From the first completion inside it to the last one a whole number of cycles later (one
-    // completion per changer each) the bursts cancel.
+    const end = await Promise.all(servers.map(hashingCpu));
     return done.map((times, k) => {
+      // Completions are few at this cost (under 1/s on the loaded machine) and come in bursts, so
+      // a count over the window moves by a burst's width from round to round. The work done does
+      // not: the hashing CPU the server got in the window, in changes (its CPU per change over the
+      // whole run, where every change is counted, ramp and drain included), is its throughput in
+      // the window; a slot left idle or a costlier change both lower it.
+      const cpuPerChange = ((end[k] ?? Number.NaN) - (start[k] ?? Number.NaN)) / times.length;
+      const cpu = spent[k]?.cpu ?? Number.NaN;
+      // The count, as a cross-check: changers move in step (the hashing threads take them in FIFO
+      // order), so from the first completion in the window to the last one a whole number of
+      // cycles later (one completion per changer each) the bursts cancel.
       const inside = times.filter((t) => t >= from && t <= to);
       const cycle = users[k]?.length ?? 1;
       const span = Math.floor((inside.length - 1) / cycle) * cycle;
       const first = inside[0];
       const last = inside[span];
-      const rate = span <= 0 || first === undefined || last === undefined ? Number.NaN : (span / (last - first)) * 1000;
-      return { rate, hashingCpu: spent[k]?.cpu ?? Number.NaN, threads: spent[k]?.threads ?? { runMs: Number.NaN, waitMs: Number.NaN }, slotMs: (slots[k] ?? Number.NaN) * seconds * 1000 };
+      return {
+        rate: cpu / cpuPerChange / seconds,
+        counted: span <= 0 || first === undefined || last === undefined ? Number.NaN : (span / (last - first)) * 1000,
+        cpuPerChangeMs: cpuPerChange / 1000,
+        hashingCpu: cpu,
+        threads: spent[k]?.threads ?? { runMs: Number.NaN, waitMs: Number.NaN },
+        slotMs: (slots[k] ?? Number.NaN) * seconds * 1000,
+      };
     });
   } finally {
     for (const agent of agents) agent.destroy();
@@ -278,7 +304,11 @@ export async function passwordSection(options: PasswordSectionOptions): Promise<
           const db0 = postgresCpuMicros(options.postmaster);
           const threads0 = threadTimes(server.pid, HASH_THREAD_NICE);
           const gate = sampleGate(metricsUrls[k]!, slots[k]!);
+          // The hashing threads one to a CPU, as side by side, once the slice's first hashes have
+          // started them (an idle worker ends after 10 s, and the other server's turn may be longer).
+          const pinned = sleep(PIN_AFTER_MS).then(() => pinThreads(hashThreadIds(server)));
           const ms = await slice(server, users[k] ?? [], options.changesEach);
+          await pinned;
           const { samples, below } = await gate.stop();
           const hashThreads = threadTimesSince(threads0, threadTimes(server.pid, HASH_THREAD_NICE));
           tally.ms += ms;
@@ -303,8 +333,9 @@ export async function passwordSection(options: PasswordSectionOptions): Promise<
       const idle = (t: TogetherFigures): string => `${(((t.slotMs - t.threads.runMs - t.threads.waitMs) / t.slotMs) * 100).toFixed(1)}%`;
       const [withFile, withPostgres] = both as [TogetherFigures, TogetherFigures];
       options.progress(
-        `  password round ${round + 1}/${options.rounds}: side by side file ${withFile.rate.toFixed(3)}/s, postgres ${withPostgres.rate.toFixed(3)}/s (ratio ${(withPostgres.rate / withFile.rate).toFixed(3)}, ` +
-          `hashing CPU ${(withPostgres.hashingCpu / withFile.hashingCpu).toFixed(3)}, hash slots idle ${idle(withFile)} / ${idle(withPostgres)}); ` +
+        `  password round ${round + 1}/${options.rounds}: side by side file ${withFile.rate.toFixed(3)}/s, postgres ${withPostgres.rate.toFixed(3)}/s (ratio ${(withPostgres.rate / withFile.rate).toFixed(3)}; ` +
+          `counted ${(withPostgres.counted / withFile.counted).toFixed(3)}; hashing CPU ${(withPostgres.hashingCpu / withFile.hashingCpu).toFixed(3)}, per change ${withFile.cpuPerChangeMs.toFixed(0)} / ${withPostgres.cpuPerChangeMs.toFixed(0)} ms; ` +
+          `hash slots idle ${idle(withFile)} / ${idle(withPostgres)}); ` +
           `in turns file ${rate(file).toFixed(3)}/s, postgres ${rate(postgres).toFixed(3)}/s (ratio ${(rate(postgres) / rate(file)).toFixed(3)}); ` +
           `CPU ms/change: file loop ${ms(file, file.eventLoop)} + other ${ms(file, file.cpu - file.eventLoop)}, ` +
           `postgres loop ${ms(postgres, postgres.eventLoop)} + other ${ms(postgres, postgres.cpu - postgres.eventLoop)} + database ${ms(postgres, postgres.database + file.database)}; ` +
@@ -336,6 +367,7 @@ export async function passwordSection(options: PasswordSectionOptions): Promise<
     togetherPostgresChangesPerSecond: each((r) => pair(r)[1].rate),
     togetherSeconds: options.togetherSeconds,
     together: summarize(each((r) => pair(r)[1].rate / pair(r)[0].rate)),
+    togetherCounted: summarize(each((r) => pair(r)[1].counted / pair(r)[0].counted)),
     togetherIdleSlots: { file: summarize(each((r) => idleShare(pair(r)[0]))), postgres: summarize(each((r) => idleShare(pair(r)[1]))) },
     fileChangesPerSecond: each((r) => (r.file.changes / r.file.ms) * 1000),
     postgresChangesPerSecond: each((r) => (r.postgres.changes / r.postgres.ms) * 1000),

@@ -69,6 +69,8 @@ export interface ProxySectionResult {
   /** Per setup, per round: the instances' CPU (user + system) per request, µs; requests per second. */
   readonly cpuMicrosPerRequest: Readonly<Record<ProxySetup, readonly number[]>>;
   readonly requestsPerSecond: Readonly<Record<ProxySetup, readonly number[]>>;
+  /** Per setup, per round: connections the proxy opened to each instance during the measured slices (TLS handshakes the instance paid). */
+  readonly newConnectionsPerInstance: Readonly<Record<ProxySetup, readonly number[]>>;
   readonly ratePerInstance: number;
   readonly connections: number;
   readonly fewerConnections: number;
@@ -92,6 +94,8 @@ export interface ProxySectionResult {
 
 interface Setup {
   readonly instances: readonly ServerChild[];
+  /** The proxy in front of them (its new connections to them are TLS handshakes they pay for). */
+  readonly proxy: ServerChild;
   readonly load: (seconds: number) => Readonly<Record<string, unknown>>;
   /** The paced rate, requests/s in total. */
   readonly rate?: number;
@@ -111,11 +115,13 @@ interface Rotation {
   readonly instanceOk: number[];
   failed: number;
   short: boolean;
+  /** Connections the two proxies opened during the measured slices (should be none). */
+  handshakes: number;
 }
 
 async function rotation(instances: readonly ServerChild[], toOne: ServerChild, toThree: ServerChild, load: Child, rate: number, seconds: number): Promise<Rotation> {
   const paced = (proxy: ServerChild, n: number, s: number) => ({ kind: 'paced', url: `${proxy.url}${PATH}`, ratePerSecond: rate * n, seconds: s, sockets: PACED_SOCKETS_PER_INSTANCE * n });
-  const r: Rotation = { oneCpu: 0, oneOk: 0, aloneCpu: 0, aloneOk: 0, threeCpu: 0, threeOk: 0, instanceCpu: instances.map(() => 0), instanceOk: instances.map(() => 0), failed: 0, short: false };
+  const r: Rotation = { oneCpu: 0, oneOk: 0, aloneCpu: 0, aloneOk: 0, threeCpu: 0, threeOk: 0, instanceCpu: instances.map(() => 0), instanceOk: instances.map(() => 0), failed: 0, short: false, handshakes: 0 };
   for (let single = 0; single < instances.length; single++) {
     const others = instances.filter((_, i) => i !== single);
     await Promise.all([
@@ -123,6 +129,8 @@ async function rotation(instances: readonly ServerChild[], toOne: ServerChild, t
       toThree.call('retarget', others.map((s) => s.url), UPSTREAM_SOCKETS, PATH),
     ]);
     await Promise.all([load.request<LoadResult>(paced(toOne, 1, 0.5)), load.request<LoadResult>(paced(toThree, 3, 0.5))]);
+    const opened = async (): Promise<number> => (await Promise.all([toOne.call<number>('opened'), toThree.call<number>('opened')])).reduce((a, b) => a + b, 0);
+    await opened();
     const both = async (): Promise<void> => {
       const before = await Promise.all(instances.map((s) => s.usage()));
       const [one, three] = await Promise.all([load.request<LoadResult>(paced(toOne, 1, seconds)), load.request<LoadResult>(paced(toThree, 3, seconds))]);
@@ -148,6 +156,7 @@ async function rotation(instances: readonly ServerChild[], toOne: ServerChild, t
       r.failed += one.failed;
     };
     for (const step of single % 2 === 0 ? [both, alone] : [alone, both]) await step();
+    r.handshakes += await opened();
   }
   return r;
 }
@@ -155,6 +164,7 @@ async function rotation(instances: readonly ServerChild[], toOne: ServerChild, t
 export async function proxySection(options: ProxySectionOptions, load: Child): Promise<ProxySectionResult> {
   const cpu = new Map<ProxySetup, number[]>(PROXY_SETUPS.map((s) => [s, []]));
   const rate = new Map<ProxySetup, number[]>(PROXY_SETUPS.map((s) => [s, []]));
+  const handshakes = new Map<ProxySetup, number[]>(PROXY_SETUPS.map((s) => [s, []]));
   const fewer = Math.ceil(options.connections / 3);
   const r = options.ratePerInstance;
   let failed = 0;
@@ -192,13 +202,13 @@ export async function proxySection(options: ProxySectionOptions, load: Child): P
       const paced = (proxy: ServerChild, n: number) => (seconds: number) => ({ kind: 'paced', url: url(proxy), ratePerSecond: r * n, seconds, sockets: PACED_SOCKETS_PER_INSTANCE * n });
       const closed = (proxy: ServerChild, connections: number) => (seconds: number) => ({ kind: 'keepalive', url: url(proxy), headers: {}, connections, seconds });
       const setups: Record<ProxySetup, Setup> = {
-        'one, paced': { instances: one, load: paced(toOne, 1), rate: r },
-        'three, paced': { instances: three, load: paced(toThree, 3), rate: 3 * r },
-        'one file store, paced': { instances: fileInstances.slice(0, 1), load: paced(toFile, 1), rate: r },
-        'three file store, paced': { instances: fileInstances.slice(1), load: paced(toThreeFiles, 3), rate: 3 * r },
-        'one, N connections': { instances: one, load: closed(toOne, options.connections) },
-        'three, N connections': { instances: three, load: closed(toThree, options.connections) },
-        'one, N/3 connections': { instances: one, load: closed(toOne, fewer) },
+        'one, paced': { instances: one, proxy: toOne, load: paced(toOne, 1), rate: r },
+        'three, paced': { instances: three, proxy: toThree, load: paced(toThree, 3), rate: 3 * r },
+        'one file store, paced': { instances: fileInstances.slice(0, 1), proxy: toFile, load: paced(toFile, 1), rate: r },
+        'three file store, paced': { instances: fileInstances.slice(1), proxy: toThreeFiles, load: paced(toThreeFiles, 3), rate: 3 * r },
+        'one, N connections': { instances: one, proxy: toOne, load: closed(toOne, options.connections) },
+        'three, N connections': { instances: three, proxy: toThree, load: closed(toThree, options.connections) },
+        'one, N/3 connections': { instances: one, proxy: toOne, load: closed(toOne, fewer) },
       };
       // Instances on CPU 0; the proxies beside the load generator on CPU 1 (they are its side).
       if (options.pin) {
@@ -206,21 +216,23 @@ export async function proxySection(options: ProxySectionOptions, load: Child): P
         for (const proxy of proxies) pinToCpu(proxy.pid, 1);
       }
       await sleep(options.settleMs);
-      const totals = new Map<ProxySetup, { cpu: number; ok: number; seconds: number; p50: number[] }>();
+      const totals = new Map<ProxySetup, { cpu: number; ok: number; seconds: number; p50: number[]; handshakes: number }>();
       const measure = async (label: ProxySetup): Promise<void> => {
         const setup = setups[label];
         const used = async (): Promise<number> => (await Promise.all(setup.instances.map((s) => s.usage()))).reduce((sum, u) => sum + u.cpuMicros, 0);
+        await setup.proxy.call('opened');
         const before = await used();
         const result = await load.request<LoadResult>(setup.load(options.seconds));
         const spent = (await used()) - before;
+        const handshakes = await setup.proxy.call<number>('opened');
         failed += result.failed;
         if (setup.rate !== undefined && result.ok / result.seconds < 0.8 * setup.rate) {
           shortRuns++;
           shortRounds.add(round);
           options.progress(`  proxy round ${round + 1}, ${label}: ${(result.ok / result.seconds).toFixed(0)} req/s, short of ${setup.rate}/s: round not counted`);
         }
-        const total = totals.get(label) ?? { cpu: 0, ok: 0, seconds: 0, p50: [] };
-        totals.set(label, { cpu: total.cpu + spent, ok: total.ok + result.ok, seconds: total.seconds + result.seconds, p50: [...total.p50, result.p50Ms] });
+        const total = totals.get(label) ?? { cpu: 0, ok: 0, seconds: 0, p50: [], handshakes: 0 };
+        totals.set(label, { cpu: total.cpu + spent, ok: total.ok + result.ok, seconds: total.seconds + result.seconds, p50: [...total.p50, result.p50Ms], handshakes: total.handshakes + handshakes });
       };
       // Every instance gets the same warm-up, straight to it at full speed: a process that has served
       // more requests has more of its code optimised (JIT), and a light load shows that most. (The
@@ -243,7 +255,7 @@ export async function proxySection(options: ProxySectionOptions, load: Child): P
         const threeCpu = r.threeCpu / r.threeOk;
         options.progress(
           `  proxy round ${round + 1}/${options.rounds}, rotating ${kind}: one ${oneCpu.toFixed(1)} µs/request, three ${threeCpu.toFixed(1)} µs/request (ratio ${(threeCpu / oneCpu).toFixed(3)}); ` +
-            `the single alone ${(r.aloneCpu / r.aloneOk).toFixed(1)} µs/request; ` +
+            `the single alone ${(r.aloneCpu / r.aloneOk).toFixed(1)} µs/request; new connections ${r.handshakes}; ` +
             `per instance ${r.instanceCpu.map((c, i) => (c / (r.instanceOk[i] ?? Number.NaN)).toFixed(1)).join(' / ')} µs${r.short ? '; a slice fell short of its rate: not counted' : ''}`,
         );
         if (r.short) continue;
@@ -261,7 +273,11 @@ export async function proxySection(options: ProxySectionOptions, load: Child): P
         if (t === undefined) continue;
         cpu.get(label)?.push(t.cpu / t.ok);
         rate.get(label)?.push(t.ok / t.seconds);
-        options.progress(`  proxy round ${round + 1}/${options.rounds}, ${label}: ${(t.ok / t.seconds).toFixed(0)} req/s, ${(t.cpu / t.ok).toFixed(1)} µs CPU/request in the instances, p50 ${median(t.p50).toFixed(2)} ms`);
+        handshakes.get(label)?.push(t.handshakes / setups[label].instances.length);
+        options.progress(
+          `  proxy round ${round + 1}/${options.rounds}, ${label}: ${(t.ok / t.seconds).toFixed(0)} req/s, ${(t.cpu / t.ok).toFixed(1)} µs CPU/request in the instances, p50 ${median(t.p50).toFixed(2)} ms, ` +
+            `${(t.handshakes / setups[label].instances.length).toFixed(1)} new connections per instance`,
+        );
       }
     } finally {
       for (const child of children) await child.stop();
@@ -274,6 +290,7 @@ export async function proxySection(options: ProxySectionOptions, load: Child): P
   return {
     cpuMicrosPerRequest: record(cpu),
     requestsPerSecond: record(rate),
+    newConnectionsPerInstance: record(handshakes),
     ratePerInstance: r,
     connections: options.connections,
     fewerConnections: fewer,

@@ -22,6 +22,14 @@ const upstreamsOf = (urls: readonly string[], sockets: number): Upstream[] =>
   urls.map((target) => ({ url: new URL(target), agent: new Agent({ keepAlive: true, maxSockets: sockets, scheduling: 'fifo', rejectUnauthorized: false }) }));
 let upstreams = upstreamsOf(targets, 64);
 let next = 0;
+// Connections opened to the instances (each a TLS handshake the instance pays for), for the bench.
+const seen = new WeakSet<object>();
+let opened = 0;
+const count = (socket: object): void => {
+  if (seen.has(socket)) return;
+  seen.add(socket);
+  opened++;
+};
 
 function forward(req: IncomingMessage, res: ServerResponse): void {
   const upstream = upstreams[next % upstreams.length]!;
@@ -33,6 +41,7 @@ function forward(req: IncomingMessage, res: ServerResponse): void {
       answer.pipe(res);
     },
   );
+  out.on('socket', count);
   out.on('error', () => {
     if (!res.headersSent) res.writeHead(502);
     res.end();
@@ -69,6 +78,12 @@ server.listen(0, '127.0.0.1', () => {
         next = 0;
         for (const upstream of old) upstream.agent.destroy();
         return null;
+      },
+      /** Connections opened to the instances since the last call. */
+      opened: async () => {
+        const n = opened;
+        opened = 0;
+        return n;
       },
     },
   );
