@@ -12,13 +12,12 @@
 //   at 3R, loaded at the same time on four instances that share CPU 0, the single instance
 //   changing every slice so each of the four is it once a round. The instances then see the same
 //   rate, the same number of connections from their proxy (UPSTREAM_SOCKETS each, opened before
-//   the slice) and the same core at the same moments; and a process's own CPU-per-request offset
-//   (up to ±10% between processes of the same code) falls on both sides alike. The paced rows
-//   above load one setup at a time: the single instance then has CPU 0 to itself at R, the three
-//   share it at 3R, and a core that idles between requests costs more CPU per request (wake-ups
-//   from idle, caches and TLB refilled) whatever the instance does: `coreShared` is the single
-//   instance's CPU per request with only its own proxy loaded (a slice of its own, next to the
-//   shared one) ÷ the same process at the same rate beside the three others;
+//   the slice) and the same core and machine at the same moments; and a process's own
+//   CPU-per-request offset (up to ±10% between processes of the same code) falls on both sides
+//   alike. The paced rows above load one setup at a time, the single instance always instance 0:
+//   its offset is the whole of one side. `coreShared` is the single instance's CPU per request
+//   with only its own proxy loaded (a slice of its own, next to the shared one) ÷ the same process
+//   at the same rate beside the three others: whether the core's other work changes it;
 // - "equal total load" (the earlier method, kept as rows of their own): a closed loop of N
 //   connections to one instance and to three (each of three then sees a third of the load), and
 //   one instance on N/3 connections as the control that shows the rise is the lighter load.
