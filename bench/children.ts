@@ -114,13 +114,15 @@ export function pinToCpu(pid: number, cpu: number): boolean {
 /**
  * Pins each of `threads` (thread ids) to a CPU of its own in turn: the first to CPU 0, the second to
  * CPU 1, and so on round the machine's CPUs. Two processes whose threads are pinned alike then meet
- * on every CPU with the same number of threads. False where that is not possible.
+ * on every CPU with the same number of threads; with `anywhere`, each may run on any CPU again.
+ * False where that is not possible.
  */
-export function pinThreads(threads: readonly number[]): boolean {
+export function pinThreads(threads: readonly number[], anywhere = false): boolean {
   const n = cpus().length;
   if (n < 2) return false;
   try {
-    for (const [i, tid] of threads.entries()) execFileSync('taskset', ['-p', '-c', String(i % n), String(tid)], { stdio: 'ignore' });
+    // `anywhere`: back to every CPU (undoes an earlier pinning).
+    for (const [i, tid] of threads.entries()) execFileSync('taskset', ['-p', '-c', anywhere ? `0-${n - 1}` : String(i % n), String(tid)], { stdio: 'ignore' });
     return true;
   } catch {
     return false;

@@ -11,7 +11,8 @@
 //   round trip, a lock, an fsync, a slot left idle) completes fewer changes than the other;
 // - **alone, in turns** (slices ABAB…, the first server alternating from round to round, every
 //   slice after one of the other server's): each server's changes per second when it has the
-//   machine's spare CPU to itself. This ratio follows how much CPU the other jobs leave in each
+//   machine's spare CPU to itself; in even slices with its hashing threads pinned one per CPU,
+//   in odd ones wherever the scheduler puts them. This ratio follows how much CPU the other jobs leave in each
 //   slice: the hashing threads, at nice +10, spend 1–2 times their running time waiting in the
 //   run queue behind them (recorded per slice from the kernel's schedstat), so it is reported
 //   beside the target, not as it.
@@ -108,6 +109,9 @@ export interface PasswordSectionResult {
   readonly changesPerRound: number;
   /** changes/s PostgreSQL ÷ file, alone in turns, per round. */
   readonly ratio: Ratio;
+  /** The same over the turns with the hashing threads pinned one per CPU (even slices), and unpinned (odd). */
+  readonly ratioPinnedTurns: Ratio;
+  readonly ratioUnpinnedTurns: Ratio;
   /** CPU per change including the database's processes, PostgreSQL ÷ file, per round. */
   readonly cpuRatio: Ratio;
   /** Both servers at once: the CPU their hashing threads got, PostgreSQL ÷ file, per round. */
@@ -273,7 +277,7 @@ async function together(servers: readonly ServerChild[], users: ReadonlyArray<re
 }
 
 export async function passwordSection(options: PasswordSectionOptions): Promise<PasswordSectionResult> {
-  const perRound: Array<{ file: Tally; postgres: Tally; databaseDuringFile: number; both: TogetherFigures[] }> = [];
+  const perRound: Array<{ file: Tally; postgres: Tally; databaseDuringFile: number; both: TogetherFigures[]; pinnedTurns: number; unpinnedTurns: number }> = [];
   // See ServerArgs.keepAliveTimeoutMs: a change must not lose its connection while it waits for scrypt.
   // Metrics on for both (the gate's gauge is read in the turns; the same listener costs both alike).
   const common = { certFile: options.certFile, keyFile: options.keyFile, log: false, keepAliveTimeoutMs: 120_000, metrics: true };
@@ -294,6 +298,8 @@ export async function passwordSection(options: PasswordSectionOptions): Promise<
       // Warm-up, not counted: connections (TLS, the database pool), JIT, the hashing threads.
       for (const k of order) await slice(servers[k]!, users[k] ?? [], 1);
       await sleep(500);
+      const pinnedTurns = servers.map(() => ({ ms: 0, changes: 0 }));
+      const unpinnedTurns = servers.map(() => ({ ms: 0, changes: 0 }));
       const tallies: Tally[] = servers.map(() => ({ changes: 0, ms: 0, cpu: 0, eventLoop: 0, database: 0, hashRunMs: 0, hashWaitMs: 0, slotMs: 0, gateSamples: 0, gateBelowSlots: 0 }));
       for (let s = 0; s < options.slices; s++) {
         for (const k of order) {
@@ -304,11 +310,16 @@ export async function passwordSection(options: PasswordSectionOptions): Promise<
           const db0 = postgresCpuMicros(options.postmaster);
           const threads0 = threadTimes(server.pid, HASH_THREAD_NICE);
           const gate = sampleGate(metricsUrls[k]!, slots[k]!);
-          // The hashing threads one to a CPU, as side by side, once the slice's first hashes have
-          // started them (an idle worker ends after 10 s, and the other server's turn may be longer).
-          const pinned = sleep(PIN_AFTER_MS).then(() => pinThreads(hashThreadIds(server)));
+          // Even slices: the hashing threads one to a CPU, as side by side, once the slice's first
+          // hashes have started them (an idle worker ends after 10 s, and the other server's turn
+          // may be longer); odd slices: wherever the scheduler puts them (runs C–E's method).
+          const pin = s % 2 === 0;
+          const pinned = sleep(PIN_AFTER_MS).then(() => pinThreads(hashThreadIds(server), !pin));
           const ms = await slice(server, users[k] ?? [], options.changesEach);
           await pinned;
+          const mode = pin ? pinnedTurns[k]! : unpinnedTurns[k]!;
+          mode.ms += ms;
+          mode.changes += options.changers * options.changesEach;
           const { samples, below } = await gate.stop();
           const hashThreads = threadTimesSince(threads0, threadTimes(server.pid, HASH_THREAD_NICE));
           tally.ms += ms;
@@ -325,7 +336,9 @@ export async function passwordSection(options: PasswordSectionOptions): Promise<
       }
       const [file, postgres] = tallies as [Tally, Tally];
       const both = await together(servers, users, slots, options.togetherSeconds);
-      perRound.push({ file, postgres, databaseDuringFile: file.database, both });
+      const turnRatio = (turns: ReadonlyArray<{ ms: number; changes: number }>): number =>
+        (turns[1]?.changes ?? Number.NaN) / (turns[1]?.ms ?? Number.NaN) / ((turns[0]?.changes ?? Number.NaN) / (turns[0]?.ms ?? Number.NaN));
+      perRound.push({ file, postgres, databaseDuringFile: file.database, both, pinnedTurns: turnRatio(pinnedTurns), unpinnedTurns: turnRatio(unpinnedTurns) });
       const rate = (t: Tally): number => (t.changes / t.ms) * 1000;
       const ms = (t: Tally, micros: number): string => (micros / t.changes / 1000).toFixed(1);
       const threads = (t: Tally): string =>
@@ -336,7 +349,7 @@ export async function passwordSection(options: PasswordSectionOptions): Promise<
         `  password round ${round + 1}/${options.rounds}: side by side file ${withFile.rate.toFixed(3)}/s, postgres ${withPostgres.rate.toFixed(3)}/s (ratio ${(withPostgres.rate / withFile.rate).toFixed(3)}; ` +
           `counted ${(withPostgres.counted / withFile.counted).toFixed(3)}; hashing CPU ${(withPostgres.hashingCpu / withFile.hashingCpu).toFixed(3)}, per change ${withFile.cpuPerChangeMs.toFixed(0)} / ${withPostgres.cpuPerChangeMs.toFixed(0)} ms; ` +
           `hash slots idle ${idle(withFile)} / ${idle(withPostgres)}); ` +
-          `in turns file ${rate(file).toFixed(3)}/s, postgres ${rate(postgres).toFixed(3)}/s (ratio ${(rate(postgres) / rate(file)).toFixed(3)}); ` +
+          `in turns file ${rate(file).toFixed(3)}/s, postgres ${rate(postgres).toFixed(3)}/s (ratio ${(rate(postgres) / rate(file)).toFixed(3)}; pinned ${perRound.at(-1)?.pinnedTurns.toFixed(3)}, unpinned ${perRound.at(-1)?.unpinnedTurns.toFixed(3)}); ` +
           `CPU ms/change: file loop ${ms(file, file.eventLoop)} + other ${ms(file, file.cpu - file.eventLoop)}, ` +
           `postgres loop ${ms(postgres, postgres.eventLoop)} + other ${ms(postgres, postgres.cpu - postgres.eventLoop)} + database ${ms(postgres, postgres.database + file.database)}; ` +
           `file ${threads(file)}; postgres ${threads(postgres)}`,
@@ -373,6 +386,8 @@ export async function passwordSection(options: PasswordSectionOptions): Promise<
     postgresChangesPerSecond: each((r) => (r.postgres.changes / r.postgres.ms) * 1000),
     changesPerRound: options.changers * options.changesEach * options.slices,
     ratio: summarize(each((r) => r.postgres.changes / r.postgres.ms / (r.file.changes / r.file.ms))),
+    ratioPinnedTurns: summarize(each((r) => r.pinnedTurns)),
+    ratioUnpinnedTurns: summarize(each((r) => r.unpinnedTurns)),
     cpuRatio: summarize(each((r) => (per(r.postgres, r.postgres.cpu) + databaseMs(r)) / per(r.file, r.file.cpu))),
     sideBySide: summarize(each((r) => pair(r)[1].hashingCpu / pair(r)[0].hashingCpu)),
     databaseShare: summarize(each((r) => (per(r.postgres, r.postgres.eventLoop) - per(r.file, r.file.eventLoop) + databaseMs(r)) / per(r.file, r.file.cpu))),

@@ -31,7 +31,7 @@ export function postgresRows(p: PostgresResult): TableRow[] {
     },
     {
       benchmark: change,
-      figure: `changes/s PostgreSQL ÷ file, alone in turns (file ${f(median(password.fileChangesPerSecond))}/s, ${password.changesPerRound} changes per server and round; follows the CPU other jobs leave each turn)`,
+      figure: `changes/s PostgreSQL ÷ file, alone in turns (file ${f(median(password.fileChangesPerSecond))}/s, ${password.changesPerRound} changes per server and round; follows the CPU other jobs leave each turn; hashing threads pinned one per CPU ${spread(password.ratioPinnedTurns)}, unpinned ${spread(password.ratioUnpinnedTurns)})`,
       value: spread(password.ratio),
       target: '',
       met: undefined,
