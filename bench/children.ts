@@ -111,6 +111,24 @@ export function pinToCpu(pid: number, cpu: number): boolean {
   }
 }
 
+/**
+ * Pins each of `threads` (thread ids) to a CPU of its own in turn: the first to CPU 0, the second to
+ * CPU 1, and so on round the machine's CPUs. Two processes whose threads are pinned alike then meet
+ * on every CPU with the same number of threads; with `anywhere`, each may run on any CPU again.
+ * False where that is not possible.
+ */
+export function pinThreads(threads: readonly number[], anywhere = false): boolean {
+  const n = cpus().length;
+  if (n < 2) return false;
+  try {
+    // `anywhere`: back to every CPU (undoes an earlier pinning).
+    for (const [i, tid] of threads.entries()) execFileSync('taskset', ['-p', '-c', anywhere ? `0-${n - 1}` : String(i % n), String(tid)], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** Starts a server script from bench/servers with its ServerArgs; resolves when it listens. */
 export async function startServer(name: string, script: string, args: Readonly<Record<string, unknown>>, execArgv: readonly string[] = []): Promise<ServerChild> {
   const { child, ready } = await start(join('bench', 'servers', script), [JSON.stringify(args)], true, execArgv);

@@ -66,3 +66,48 @@ export function mainThreadCpuMicros(pid: number): number {
   const fields = statFields(pid, `/proc/${pid}/task/${pid}/stat`);
   return fields === undefined ? Number.NaN : ((Number(fields[11]) + Number(fields[12])) / clockTicks()) * 1e6;
 }
+
+/** Scheduler times of a set of threads, ms: on a CPU, and runnable but waiting in a run queue. */
+export interface ThreadTimes {
+  readonly runMs: number;
+  readonly waitMs: number;
+}
+
+/**
+ * Per thread of `pid` at nice `nice` (the hashing threads run at HASH_THREAD_NICE), the kernel's
+ * schedstat (Documentation/scheduler/sched-stats.rst: time on a CPU, time waiting on a run queue,
+ * both ns). Keyed by thread id, so threads started or ended between two readings can be told apart.
+ */
+export function threadTimes(pid: number, nice: number): Map<number, ThreadTimes> {
+  const out = new Map<number, ThreadTimes>();
+  let tasks: string[];
+  try {
+    tasks = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return out;
+  }
+  for (const tid of tasks) {
+    const fields = statFields(pid, `/proc/${pid}/task/${tid}/stat`);
+    // Field 19 is the nice value (index 16 after the name).
+    if (fields === undefined || Number(fields[16]) !== nice) continue;
+    try {
+      const [run = 0, wait = 0] = readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'latin1').trim().split(' ').map(Number);
+      out.set(Number(tid), { runMs: run / 1e6, waitMs: wait / 1e6 });
+    } catch {
+      // ended between readdir and read
+    }
+  }
+  return out;
+}
+
+/** What the threads of `after` spent since `before` (a thread absent before started since, from 0). */
+export function threadTimesSince(before: ReadonlyMap<number, ThreadTimes>, after: ReadonlyMap<number, ThreadTimes>): ThreadTimes {
+  let runMs = 0;
+  let waitMs = 0;
+  for (const [tid, t] of after) {
+    const was = before.get(tid);
+    runMs += t.runMs - (was?.runMs ?? 0);
+    waitMs += t.waitMs - (was?.waitMs ?? 0);
+  }
+  return { runMs, waitMs };
+}

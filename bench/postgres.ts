@@ -30,6 +30,8 @@ export interface PostgresBenchOptions {
   readonly changers: number;
   readonly changesEach: number;
   readonly slices: number;
+  /** The password section's side-by-side window, s. */
+  readonly togetherSeconds: number;
   /** Requests per second per instance of the proxy section's paced rows. */
   readonly proxyRate: number;
   /** Ledger operations and authenticated GETs per round. */
