@@ -243,6 +243,8 @@ export function createService(options: ServiceOptions = {}): Service {
     },
     reloadCertificate,
     async close(graceMs = 10_000) {
+      // C-5: one grace for everything close() waits for, the requests and the work they started.
+      const deadline = performance.now() + graceMs;
       certWatcher?.close();
       certWatcher = undefined;
       await Promise.all([listeners?.close(graceMs), scrape?.close()]);
@@ -253,10 +255,12 @@ export function createService(options: ServiceOptions = {}): Service {
       // the same grace as the requests (a store that hangs must not hold the shutdown).
       if (opened !== undefined) {
         let timer: NodeJS.Timeout | undefined;
-        const late = new Promise<boolean>((resolve) => (timer = setTimeout(resolve, graceMs, true)));
-        if (await Promise.race([opened.detachedDone().then(() => false), late])) log.warn(`reset token requests still being issued after ${graceMs} ms are given up`);
+        const late = new Promise<boolean>((resolve) => (timer = setTimeout(resolve, Math.max(0, deadline - performance.now()), true)));
+        const gaveUp = await Promise.race([opened.detachedDone().then(() => false), late]);
         clearTimeout(timer);
-        await opened.store.close();
+        if (gaveUp) log.warn(`reset token requests still being issued or delivered after ${graceMs} ms are given up`);
+        // Only work given up on has its database connections ended; otherwise the store finishes what it has.
+        await opened.store.close({ abandon: gaveUp });
       }
     },
     users: {
@@ -312,6 +316,14 @@ async function open(
       throw new ServiceError('ERR_STORE_SETTINGS', `the Digest key ${keyFile} is not the one this database's servers use (S-4): give every instance the same --digest-key file`);
     }
   }
+  // Work that goes on after its answer was written (P-12's issuance, a token's delivery): close()
+  // waits for it within the grace.
+  const detached = new Set<Promise<void>>();
+  const track = (task: Promise<void>): Promise<void> => {
+    detached.add(task);
+    void task.finally(() => detached.delete(task));
+    return task;
+  };
   const users = createUsers({
     store,
     gate,
@@ -330,7 +342,7 @@ async function open(
               ),
           },
     changed: (event) => fireHook(log, 'onPasswordChanged', config.onPasswordChanged, event),
-    issued: (event) => fireHook(log, 'onResetToken', config.onResetToken, event),
+    issued: (event) => void track(fireHook(log, 'onResetToken', config.onResetToken, event)),
   });
   const auth = createAuthenticator({
     realm,
@@ -353,26 +365,23 @@ async function open(
       fireHook(log, 'onUserChanged', config.onUserChanged, { name: change.name, change: change.change, by: change.by, at: new Date() });
     },
   });
-  const detached = new Set<Promise<void>>();
   const requestResetToken = createResetTokenRequestHandler({
     maxBodyBytes: config.maxBodyBytes,
     // P-12 / P-8: every request is one event against the address's budget (no account: the
     // name is not the caller's, and counting it would let anyone lock a victim out).
     admit: async (ctx) => void (await (await auth.gate(undefined, ctx.address)).fail()),
-    issue: (name) => {
-      const task = (async () => {
-        try {
-          if ((await users.get(name)) === undefined) return;
-          if (!(await store.issuance.take(name, RESET_TOKENS_PER_HOUR, 3_600_000))) return;
-          await users.issueResetToken(name); // delivered through onResetToken (`issued` above)
-        } catch (error) {
-          log.error('reset token request failed', error);
-        }
-      })();
-      detached.add(task);
-      void task.finally(() => detached.delete(task));
-      return task;
-    },
+    issue: (name) =>
+      track(
+        (async () => {
+          try {
+            if ((await users.get(name)) === undefined) return;
+            if (!(await store.issuance.take(name, RESET_TOKENS_PER_HOUR, 3_600_000))) return;
+            await users.issueResetToken(name); // delivered through onResetToken (`issued` above, tracked too)
+          } catch (error) {
+            log.error('reset token request failed', error);
+          }
+        })(),
+      ),
   });
   const detachedDone = async (): Promise<void> => {
     while (detached.size > 0) await Promise.all(detached);
@@ -432,11 +441,11 @@ function countRefusals(gate: HashGate, metrics: Metrics): HashGate {
 }
 
 /** A-4: a hook runs detached; a throw or a hang is logged and never affects the change. */
-function fireHook<E>(log: Logger, name: string, hook: ((event: E) => unknown) | undefined, event: E): void {
-  if (hook === undefined) return;
+function fireHook<E>(log: Logger, name: string, hook: ((event: E) => unknown) | undefined, event: E): Promise<void> {
+  if (hook === undefined) return Promise.resolve();
   const hung = setTimeout(() => log.warn(`${name} hook has not settled after 10 s`), 10_000);
   hung.unref();
-  Promise.resolve()
+  return Promise.resolve()
     .then(() => hook(event))
     .then(
       () => clearTimeout(hung),

@@ -13,6 +13,8 @@ function testFiles(dir: string): string[] {
 }
 
 const files = process.argv.length > 2 ? process.argv.slice(2) : testFiles('test');
+// Read before PostgreSQL starts: a bad value stops the run with nothing left running.
+const RUN_TIMEOUT_MS = runTimeout(process.env['HTTPSKIT_TEST_RUN_TIMEOUT_MS']);
 const started = Date.now();
 let cluster: PgCluster | undefined;
 try {
@@ -33,7 +35,17 @@ const env = { ...process.env, ...(cluster === undefined ? {} : { HTTPSKIT_TEST_P
 // running. (Node 20's --test-force-exit is not used: it ends a file's process with tests still
 // queued, and they go missing from the count without a failure.)
 const TEST_TIMEOUT_MS = 300_000;
-const RUN_TIMEOUT_MS = Number(process.env['HTTPSKIT_TEST_RUN_TIMEOUT_MS'] ?? 45 * 60_000);
+
+/** Unset or empty: 45 minutes; otherwise a positive whole number of milliseconds, or the run does not start. */
+function runTimeout(text: string | undefined): number {
+  if (text === undefined || text === '') return 45 * 60_000;
+  const ms = Number(text);
+  if (!/^\d+$/.test(text) || ms < 1 || ms > 2 ** 31 - 1) {
+    process.stderr.write(`test: HTTPSKIT_TEST_RUN_TIMEOUT_MS must be a whole number of milliseconds, not "${text}"\n`);
+    process.exit(2);
+  }
+  return ms;
+}
 const child = spawn(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=2', `--test-timeout=${TEST_TIMEOUT_MS}`, ...files], {
   stdio: 'inherit',
   env,
@@ -51,9 +63,11 @@ function stillRunning(): string[] {
     if (!/^\d+$/.test(pid)) continue;
     try {
       const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+      // Only this run's processes: the runner was started in a process group of its own.
+      const group = Number(readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /s, '').split(' ')[2]);
       const named = argv.filter((arg) => arg.endsWith('.test.ts'));
-      // A test file's own process names one file; the runner (and this process) name them all.
-      if (named.length === 1 && Number(pid) !== child.pid && Number(pid) !== process.pid) running.push(relative(process.cwd(), named[0] as string));
+      // A test file's own process names one file; the runner names them all.
+      if (group === child.pid && named.length === 1 && Number(pid) !== child.pid) running.push(relative(process.cwd(), named[0] as string));
     } catch {
       // gone meanwhile
     }

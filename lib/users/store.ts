@@ -74,8 +74,12 @@ export interface Store {
   readonly throttle: ThrottleLedger;
   readonly nonces: NonceLedger;
   readonly issuance: IssuanceLedger;
-  /** Waits for queued work (including a compaction) and refuses further updates. */
-  close(): Promise<void>;
+  /**
+   * Waits for queued work (including a compaction) and refuses further updates. `abandon`: the
+   * caller has given up on work still running (the service, past its grace): a database store ends
+   * the connections such work holds instead of waiting for it.
+   */
+  close(options?: { readonly abandon?: boolean }): Promise<void>;
 }
 
 /**

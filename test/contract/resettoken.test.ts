@@ -165,3 +165,17 @@ test('P-12 / C-5 a server closed right after the 202 still issues and delivers t
   const errors = s.logs.filter((l) => (JSON.parse(l) as { level: string }).level === 'error');
   assert.deepEqual(errors, [], 'nothing failed on a closed store');
 });
+
+test('P-12 / C-5 a delivery still running when close() is called (an asynchronous onResetToken) is waited for within the grace', async (t) => {
+  const delivered: string[] = [];
+  const s = await startService(t, {
+    onResetToken: async (e) => {
+      await new Promise((resolve) => setTimeout(resolve, 300)); // a mail server's round trip
+      delivered.push(e.name);
+    },
+  });
+  await s.service.users.add('gina', PW);
+  assert.equal((await ask(s, 'gina')).status, 202);
+  await s.service.close(5_000);
+  assert.deepEqual(delivered, ['gina'], 'the delivery had finished when close() returned');
+});

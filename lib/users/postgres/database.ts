@@ -14,7 +14,8 @@ export interface Database {
   /** Runs `task` in a transaction (READ COMMITTED) within the deadline; rolled back if it throws. */
   transaction<T>(task: (client: PoolClient) => Promise<T>): Promise<T>;
   query<R extends QueryResultRow>(sql: string, params?: readonly unknown[]): Promise<QueryResult<R>>;
-  close(): Promise<void>;
+  /** Ends the pool after the connections in use are given back; `abandon`: ends those at once. */
+  close(abandon?: boolean): Promise<void>;
 }
 
 export function createDatabase(pg: Pg, url: string, config: PostgresStoreConfig): Database {
@@ -98,11 +99,11 @@ export function createDatabase(pg: Pg, url: string, config: PostgresStoreConfig)
         return result;
       }),
     query: (sql, params = []) => withClient((client) => client.query(sql, params as unknown[])),
-    // The service closes its store after the requests' grace: a query still waiting then (a lock
-    // another session holds) has its connection ended and fails, instead of holding the shutdown
-    // for the query time-out (pool.end() waits for every connection in use).
-    close: () => {
-      for (const finish of inUse) finish(true);
+    // pool.end() waits for every connection in use. Past the service's grace (`abandon`), a query
+    // still waiting (a lock another session holds) has its connection ended and fails, instead of
+    // holding the shutdown for the query time-out.
+    close: (abandon = false) => {
+      if (abandon) for (const finish of inUse) finish(true);
       return pool.end();
     },
   };

@@ -151,11 +151,11 @@ class Postgres implements PostgresStore {
     await this.#db.query('SELECT 1 FROM httpskit.schema_version LIMIT 1');
   }
 
-  async close(): Promise<void> {
+  async close(options: { readonly abandon?: boolean } = {}): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
     this.#stopCleanup();
-    await this.#db.close();
+    await this.#db.close(options.abandon === true);
   }
 
   #assertOpen(): void {
