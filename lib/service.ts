@@ -33,6 +33,7 @@ import { resolveStorePath } from './users/store-path.js';
 import { openStore, type Store, type UserRecord } from './users/store.js';
 import { createUsers, type Role, type UserInfo, type Users } from './users/users.js';
 import { digestKeyFingerprint, settingsOf, type SharedSettings } from './users/postgres/settings.js';
+import { withTimeout } from './with-timeout.js';
 
 export interface Service {
   /**
@@ -254,10 +255,10 @@ export function createService(options: ServiceOptions = {}): Service {
       // A 202 promised a token: its issuance and delivery finish before the store closes, within
       // the same grace as the requests (a store that hangs must not hold the shutdown).
       if (opened !== undefined) {
-        let timer: NodeJS.Timeout | undefined;
-        const late = new Promise<boolean>((resolve) => (timer = setTimeout(resolve, Math.max(0, deadline - performance.now()), true)));
-        const gaveUp = await Promise.race([opened.detachedDone().then(() => false), late]);
-        clearTimeout(timer);
+        const gaveUp = await withTimeout(opened.detachedDone(), Math.max(0, deadline - performance.now())).then(
+          () => false,
+          () => true,
+        );
         if (gaveUp) log.warn(`reset token requests still being issued or delivered after ${graceMs} ms are given up`);
         // Only work given up on has its database connections ended; otherwise the store finishes what it has.
         await opened.store.close({ abandon: gaveUp });

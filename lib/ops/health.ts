@@ -2,6 +2,7 @@
 // served by the representation path from a registry of their own.
 import type { ResourceLoader } from '../config.js';
 import { HttpError, problem } from '../http/problem.js';
+import { withTimeout } from '../with-timeout.js';
 
 export interface HealthOptions {
   /** Resolves when the store can serve (its `ping()`), rejects otherwise. */
@@ -36,13 +37,4 @@ export function createHealthRegistry(options: HealthOptions): ReadonlyMap<string
     ['healthz', healthz],
     ['readyz', readyz],
   ]);
-}
-
-function withTimeout(task: Promise<void>, ms: number): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
-    timer.unref();
-  });
-  return Promise.race([task, late]).finally(() => clearTimeout(timer));
 }
