@@ -70,6 +70,13 @@ export const FLAGS = {
     help: 'serve Prometheus metrics at http://HOST:N/metrics, plain HTTP (default off)',
     toOptions: (t) => ({ metricsPort: wholeNumber(t) }),
   },
+  'shutdown-delay': {
+    type: 'string',
+    value: 'MS',
+    env: 'HTTPSKIT_SHUTDOWN_DELAY',
+    help: 'on SIGTERM/SIGINT, /readyz answers 503 and the server serves on this long before it stops accepting (default 0)',
+    toOptions: (t) => ({ shutdownDelayMs: wholeNumber(t) }),
+  },
   'log-level': {
     type: 'string',
     value: 'LEVEL',
