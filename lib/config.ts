@@ -2,7 +2,7 @@ import { dirname, join, resolve } from 'node:path';
 import { ServiceError } from './errors.js';
 import { parseTrustProxy, type TrustProxy } from './http/trust-proxy.js';
 import type { ResourceLoader } from './resources/resource.js';
-import { isPostgresUrl } from './users/postgres/postgres-options.js';
+import { storeKind } from './store/spec.js';
 import { LOG_LEVELS, stdoutLines, type LogLevel } from './log.js';
 
 /** The password-change events an embedder can subscribe to (CONTRACT A-4). */
@@ -36,7 +36,10 @@ export interface ServiceOptions {
   httpPort?: number;
   /** HTTP/2 (ALPN h2) beside HTTP/1.1 on the HTTPS port (H-1); false serves HTTP/1.1 only. @default true */
   http2?: boolean;
-  /** JSON-file user store (U-1), or a postgres:// URL (S-1; needs the optional package `pg`). @default './data/users.json' */
+  /**
+   * JSON-file user store (U-1), a postgres:// URL (S-1; needs the optional package `pg`), or
+   * `':memory:'`: users and ledgers in this process's memory, no file written (U-6). @default './data/users.json'
+   */
   store?: string;
   /** Connection pool and time-outs of a postgres:// store (S-6), and whether it migrates at open (S-5). */
   postgres?: PostgresOptions;
@@ -99,7 +102,7 @@ export interface ServiceOptions {
   onUserChanged?: (event: UserChangedEvent) => unknown;
 }
 
-/** See PostgresStoreOptions (lib/users/postgres/postgres-options.ts) for the defaults. */
+/** See PostgresStoreOptions (lib/store/postgres/postgres-options.ts) for the defaults. */
 export interface PostgresOptions {
   /** Connections per instance. @default 10 */
   readonly poolSize?: number;
@@ -128,6 +131,8 @@ export interface Config {
   readonly digestKeyFile: string;
   /** No key file was given and the store is a file: the key lives beside the store's real file (U-1). */
   readonly digestKeyBesideStore: boolean;
+  /** No key file was given and the store is in memory: so is the key (U-6, A-10: no file written). */
+  readonly digestKeyInMemory: boolean;
   readonly trustProxy: TrustProxy;
   readonly minPasswordLength: number;
   readonly realm: string;
@@ -170,9 +175,10 @@ export function resolveConfig(options: ServiceOptions = {}): Config {
     if (!(key in KNOWN)) invalid(`unknown option "${key}"`);
   }
   const o = options;
-  // A database URL is not a path: resolving it would make "postgres:/…" a file in the working directory.
+  // A database URL (or ':memory:') is not a path: resolving it would make "postgres:/…" a file in the working directory.
   const storeSpec = text(o.store ?? './data/users.json', 'store');
-  const store = isPostgresUrl(storeSpec) ? storeSpec : resolve(storeSpec);
+  const kind = storeKind(storeSpec);
+  const store = kind === 'file' ? resolve(storeSpec) : storeSpec;
   const poolSize = Number(process.env['UV_THREADPOOL_SIZE']) || 4;
   const hashConcurrency = integer(o.hashConcurrency ?? poolSize, 'hashConcurrency', 1, 1024);
   if ((o.cert === undefined) !== (o.key === undefined)) invalid('cert and key must be given together');
@@ -212,8 +218,9 @@ export function resolveConfig(options: ServiceOptions = {}): Config {
     certPollIntervalMs: integer(o.certPollIntervalMs ?? 5_000, 'certPollIntervalMs', 100, 60_000),
     certDir: resolve(text(o.certDir ?? './certs', 'certDir')),
     digest: bool(o.digest ?? false, 'digest'),
-    digestKeyFile: resolve(text(o.digestKeyFile ?? (isPostgresUrl(store) ? './data/digest.key' : join(dirname(store), 'digest.key')), 'digestKeyFile')),
-    digestKeyBesideStore: o.digestKeyFile === undefined && !isPostgresUrl(store),
+    digestKeyFile: resolve(text(o.digestKeyFile ?? (kind === 'file' ? join(dirname(store), 'digest.key') : './data/digest.key'), 'digestKeyFile')),
+    digestKeyBesideStore: o.digestKeyFile === undefined && kind === 'file',
+    digestKeyInMemory: o.digestKeyFile === undefined && kind === 'memory',
     trustProxy,
     minPasswordLength: integer(o.minPasswordLength ?? 15, 'minPasswordLength', 8, 64),
     realm,

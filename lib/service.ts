@@ -3,7 +3,8 @@ import { readFile, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { createAuthenticator } from './auth/authenticate.js';
 import { computeHA1, createDigestAuth } from './auth/digest.js';
-import { openDigestVault, type DigestVault } from './auth/digest-vault.js';
+import { computeUserhash } from './auth/digest-hash.js';
+import { createDigestVault, digestKeyFingerprint, loadDigestKey, newDigestKey, type DigestVault } from './auth/digest-vault.js';
 import { resolveConfig, type Config, type ServiceOptions } from './config.js';
 import { ServiceError } from './errors.js';
 import { createPasswordHandlers, requireTransport } from './handlers/password.js';
@@ -29,10 +30,11 @@ import { checkCertificatePair, readCertificatePair, watchCertificatePair, type C
 import { ensureDevCertificate, type DevCertificate } from './tls/dev-cert.js';
 import { isCommonPassword } from './users/common-passwords.js';
 import { createHashGate, GateFullError, type HashGate } from './users/hash-gate.js';
-import { resolveStorePath } from './users/store-path.js';
-import { openStore, type Store, type UserRecord } from './users/store.js';
+import { resolveStorePath } from './store/file/path.js';
+import { openStore } from './store/open.js';
+import type { SharedSettings, Store, UserRecord } from './store/store.js';
 import { createUsers, type Role, type UserInfo, type Users } from './users/users.js';
-import { digestKeyFingerprint, settingsOf, type SharedSettings } from './users/postgres/settings.js';
+
 import { withTimeout } from './with-timeout.js';
 
 export interface Service {
@@ -206,7 +208,7 @@ export function createService(options: ServiceOptions = {}): Service {
       const { store, users } = await ready();
       // S-4: on a database the first server records the settings and every later one must agree;
       // none drops the cluster's Digest secrets to suit itself.
-      await settingsOf(store)?.agree(await wantedSettings(config));
+      await store.settings?.agree(await wantedSettings(config));
       await users.warmUp();
       let { cert, key } = config;
       let dev: DevCertificate | undefined;
@@ -234,7 +236,7 @@ export function createService(options: ServiceOptions = {}): Service {
       }
       // Only a server that did start drops them: a second start on a busy port must not wipe
       // the secrets of the Digest server already running there.
-      if (!config.digest && settingsOf(store) === undefined) await dropDigestSecrets(store);
+      if (!config.digest && store.settings === undefined) await dropDigestSecrets(store);
       // H-2: the files are watched; a development certificate (no files) is not.
       if (config.certFile !== undefined && config.keyFile !== undefined) {
         certWatcher = watchCertificatePair(config.certFile, config.keyFile, config.certPollIntervalMs, () => void reloadCertificate().catch(() => {}));
@@ -307,24 +309,28 @@ async function open(
   const opened = await openStore(config.store, {
     hooks: { onWarning: (message, fields) => log.warn(message, fields), onCompactError: (error) => log.error('users store compaction failed; it is retried later', error) },
     postgres: config.postgres,
+    userhash: computeUserhash,
   });
   const store = metrics === undefined ? opened : instrumentStore(opened, metrics);
   // S-4: on a database, CLI commands and library calls follow the settings its servers recorded.
-  const recorded = await settingsOf(store)?.read().catch(async (error: unknown) => {
+  const recorded = await store.settings?.read().catch(async (error: unknown) => {
     await store.close();
     throw error;
   });
   const realm = recorded?.realm ?? config.realm;
   let vault: DigestVault | undefined;
-  // U-1 (amended): side files live beside the real store file, so every path to one store (a
-  // symbolic link among them) finds the same key.
-  const keyFile = config.digestKeyBesideStore ? join(dirname(await resolveStorePath(config.store, false)), 'digest.key') : config.digestKeyFile;
+  let nonceKey: Buffer | undefined;
   if (recorded?.digest ?? config.digest) {
-    vault = await openDigestVault(keyFile);
-    if (recorded !== undefined && digestKeyFingerprint(await readFile(keyFile)) !== recorded.digestKeyFingerprint) {
+    // U-1 (amended): side files live beside the real store file, so every path to one store (a
+    // symbolic link among them) finds the same key; a memory store's key lives in memory (U-6).
+    const keyFile = config.digestKeyBesideStore ? join(dirname(await resolveStorePath(config.store, false)), 'digest.key') : config.digestKeyFile;
+    const key = config.digestKeyInMemory ? newDigestKey() : await loadDigestKey(keyFile);
+    if (recorded !== undefined && digestKeyFingerprint(key) !== recorded.digestKeyFingerprint) {
       await store.close();
       throw new ServiceError('ERR_STORE_SETTINGS', `the Digest key ${keyFile} is not the one this database's servers use (S-4): give every instance the same --digest-key file`);
     }
+    vault = createDigestVault(key);
+    nonceKey = nonceSecret(key);
   }
   // Work that goes on after its answer was written (P-12's issuance, a token's delivery): close()
   // waits for it within the grace.
@@ -359,7 +365,7 @@ async function open(
     users,
     throttle: store.throttle,
     nonces: store.nonces,
-    digest: vault === undefined ? undefined : { auth: createDigestAuth({ realm, secret: await nonceSecret(keyFile) }), vault },
+    digest: vault === undefined || nonceKey === undefined ? undefined : { auth: createDigestAuth({ realm, secret: nonceKey }), vault },
     ...(metrics === undefined ? {} : { onRefused: (kind: 'locked' | 'busy') => metrics.throttled(kind) }),
   });
   const { put, post } = createPasswordHandlers({ users, auth, maxBodyBytes: config.maxBodyBytes });
@@ -403,8 +409,8 @@ async function open(
  * The HMAC key of the stateless Digest nonces, derived from the vault's key file so nonces outlive a
  * restart (a client then gets `stale=true`, not a hard failure) without a second secret on disk.
  */
-async function nonceSecret(keyFile: string): Promise<Buffer> {
-  return Buffer.from(hkdfSync('sha256', await readFile(keyFile), Buffer.alloc(0), 'httpskit digest nonce', 32));
+function nonceSecret(key: Buffer): Buffer {
+  return Buffer.from(hkdfSync('sha256', key, Buffer.alloc(0), 'httpskit digest nonce', 32));
 }
 
 /** S-4: what this server's configuration says about the settings instances must share. */
