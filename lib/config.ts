@@ -85,6 +85,11 @@ export interface ServiceOptions {
   log?: false | ((line: string) => void);
   /** What is logged: 'info' (a line per request), 'warn' (4xx and 5xx), 'error' (5xx), 'off'/'silent' (errors only). @default 'info' */
   logLevel?: 'info' | 'warn' | 'error' | 'off' | 'silent';
+  /**
+   * C-5 (amended): on close() (the CLI: SIGTERM, SIGINT) /readyz answers 503 at once and the
+   * listeners keep serving this long before they stop, so a load balancer stops sending first. @default 0
+   */
+  shutdownDelayMs?: number;
   /** Port of the plain-HTTP Prometheus scrape listener on `host` (H-5); 0 picks a free one. @default undefined (off) */
   metricsPort?: number;
   /** A-4 hooks. A hook that throws or hangs is logged and never blocks the change. */
@@ -141,6 +146,7 @@ export interface Config {
   readonly log: false | ((line: string) => void);
   readonly logLevel: LogLevel;
   readonly metricsPort: number | undefined;
+  readonly shutdownDelayMs: number;
   readonly onResetToken: ((event: ResetTokenEvent) => unknown) | undefined;
   readonly onPasswordChanged: ((event: PasswordChangedEvent) => unknown) | undefined;
   readonly onUserChanged: ((event: UserChangedEvent) => unknown) | undefined;
@@ -151,7 +157,7 @@ const KNOWN: { readonly [K in keyof ServiceOptions]-?: true } = {
   digestKeyFile: true, trustProxy: true, minPasswordLength: true, realm: true, hstsMaxAge: true, scrypt: true,
   resetTokenTtlMs: true, hashConcurrency: true, hashQueueLimit: true, headersTimeoutMs: true, requestTimeoutMs: true,
   keepAliveTimeoutMs: true, maxHeaderBytes: true, maxTargetLength: true, maxBodyBytes: true, resources: true, log: true,
-  logLevel: true, metricsPort: true, onResetToken: true, onPasswordChanged: true, onUserChanged: true,
+  logLevel: true, metricsPort: true, shutdownDelayMs: true, onResetToken: true, onPasswordChanged: true, onUserChanged: true,
 };
 
 /** Resource names: a lowercase letter, then letters, digits, '-' and '_' (no '.', which starts an extension; also the XML root name). */
@@ -230,6 +236,7 @@ export function resolveConfig(options: ServiceOptions = {}): Config {
     log: o.log === undefined ? stdoutLines() : logOption(o.log),
     logLevel: logLevel(o.logLevel ?? 'info'),
     metricsPort: o.metricsPort === undefined ? undefined : integer(o.metricsPort, 'metricsPort', 0, 65_535),
+    shutdownDelayMs: integer(o.shutdownDelayMs ?? 0, 'shutdownDelayMs', 0, 3_600_000),
     onResetToken: hook(o.onResetToken, 'onResetToken'),
     onPasswordChanged: hook(o.onPasswordChanged, 'onPasswordChanged'),
     onUserChanged: hook(o.onUserChanged, 'onUserChanged'),

@@ -18,7 +18,7 @@ import type { RequestHandler } from './http/messages.js';
 import { createRouter } from './http/router.js';
 import { startListeners, type Listeners } from './http/server.js';
 import { createLogger, type Logger } from './log.js';
-import { createHealthRegistry } from './ops/health.js';
+import { createHealth } from './ops/health.js';
 import { instrumentStore } from './ops/instrument-store.js';
 import { createMetrics, type Metrics } from './ops/metrics.js';
 import { startMetricsListener, type MetricsListener } from './ops/metrics-server.js';
@@ -43,7 +43,10 @@ export interface Service {
   readonly handler: RequestHandler;
   /** Opens the store and starts the HTTPS (and optional HTTP and metrics) listeners. */
   listen(): Promise<{ readonly url: string; readonly httpUrl: string | undefined; readonly metricsUrl: string | undefined }>;
-  /** Stops the listeners (in-flight requests get up to `graceMs`) and closes the store. */
+  /**
+   * C-5: /readyz answers 503 at once, the listeners serve on for `shutdownDelayMs`, then stop
+   * (in-flight requests get up to `graceMs` more) and the store closes.
+   */
   close(graceMs?: number): Promise<void>;
   /**
    * H-2: new TLS connections get `pair`, or the pair re-read from `certFile`/`keyFile`; open ones
@@ -114,16 +117,15 @@ export function createService(options: ServiceOptions = {}): Service {
   // R: HTTPS first (T-3), before anything else is looked at; the store opens on demand.
   const admin = (pick: (h: Parts['admin']) => Handler): Handler => async (ctx, params) => (requireHttps(ctx), pick((await ready()).admin)(ctx, params));
   // H-3: readiness asks the store itself (a file store: its files readable and its lock taken).
-  const healthRegistry = createRegistry(
-    createHealthRegistry({
-      ready: async () => {
-        const { store } = await ready();
-        await store.ping();
-      },
-      onNotReady: (error) => log.warn('not ready: the user store does not answer', { error: error instanceof Error ? error.message : String(error) }),
-    }),
-    false,
-  );
+  // L-2: at most one check at a time, shared by concurrent probes and kept briefly (health.ts).
+  const readiness = createHealth({
+    ready: async () => {
+      const { store } = await ready();
+      await store.ping();
+    },
+    onNotReady: (error) => log.warn('not ready: the user store does not answer', { error: error instanceof Error ? error.message : String(error) }),
+  });
+  const healthRegistry = createRegistry(readiness.loaders, false);
   const health = createRepresentationHandler({ base: '/', resolve: (name) => healthRegistry.get(name), selector, authenticate: authenticateCaller });
   const healthRoutes = new Set(['/healthz', '/readyz']);
   const router = createRouter<Handler>({
@@ -244,6 +246,13 @@ export function createService(options: ServiceOptions = {}): Service {
     },
     reloadCertificate,
     async close(graceMs = 10_000) {
+      // C-5 (amended): readiness fails first, and the listeners serve on for the shutdown delay so
+      // a load balancer stops sending here before they close.
+      readiness.stopServing();
+      if (listeners !== undefined && config.shutdownDelayMs > 0) {
+        log.info(`stopping: /readyz answers 503; serving on for ${config.shutdownDelayMs} ms`);
+        await new Promise((resolve) => setTimeout(resolve, config.shutdownDelayMs));
+      }
       // C-5: one grace for everything close() waits for, the requests and the work they started.
       const deadline = performance.now() + graceMs;
       certWatcher?.close();
