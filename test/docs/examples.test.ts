@@ -19,7 +19,7 @@ const execFileP = promisify(execFile);
 const SHELL = new Set(['sh', 'bash']);
 const TYPESCRIPT = new Set(['ts', 'typescript']);
 /** Shown, not run: data formats, configuration of other programs, and output. */
-const SHOWN = new Set(['', 'text', 'json', 'xml', 'yaml', 'nginx', 'http', 'ini', 'output']);
+const SHOWN = new Set(['', 'text', 'json', 'xml', 'yaml', 'nginx', 'haproxy', 'http', 'ini', 'output']);
 const SHIMS = join(ROOT, 'test', 'docs', 'shims.sh');
 /** The hash cost of every server and command the examples start: the examples do not depend on it, the suite's time does. */
 const CHEAP = { HTTPSKIT_SCRYPT_LN: '12' };
