@@ -121,3 +121,10 @@ for (const protocol of PROTOCOLS) test(`README quick start prints what the READM
   assert.ok(alice);
   assert.equal(await verifyPassword('copper-meadow-violin-77', alice.hash), true, 'the password change took effect');
 });
+
+test('H-6 the README\'s layout names every folder of lib/', async () => {
+  const layout = section('Development');
+  const folders = (await readdir(join(ROOT, 'lib'), { withFileTypes: true })).filter((e) => e.isDirectory()).map((e) => `lib/${e.name}/`);
+  assert.ok(folders.length > 5);
+  for (const folder of folders) assert.match(layout, new RegExp(`^${folder.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')} `, 'm'), folder);
+});
