@@ -221,7 +221,7 @@ export function createService(options: ServiceOptions = {}): Service {
       try {
         listeners = await startListeners({ ...config, cert, key, onListenerError: (error) => log.error('listener error', error) }, handler);
         if (metrics !== undefined && config.metricsPort !== undefined) {
-          scrape = await startMetricsListener(config.host, config.metricsPort, metrics.render);
+          scrape = await startMetricsListener(config.host, config.metricsPort, metrics.render, config);
         }
       } catch (error) {
         await listeners?.close(0);
