@@ -4,6 +4,7 @@
  */
 export type ErrorCode =
   | 'ERR_INVALID_OPTION'
+  | 'ERR_INVALID_ARGUMENT'
   | 'ERR_STORE_CORRUPT'
   | 'ERR_STORE_LOCKED'
   | 'ERR_STORE_WRITE'
