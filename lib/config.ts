@@ -1,8 +1,9 @@
 import { dirname, join, resolve } from 'node:path';
 import { ServiceError } from './errors.js';
 import { parseTrustProxy, type TrustProxy } from './http/trust-proxy.js';
-import type { ResourceLoader } from './resources/resource.js';
-import { storeKind } from './store/spec.js';
+import { defineResource, type ServedResource } from './resources/definition.js';
+import type { ResourceEntry } from './resources/resource.js';
+import { isPostgresUrl, storeKind } from './store/spec.js';
 import { LOG_LEVELS, stdoutLines, type LogLevel } from './log.js';
 
 /** The password-change events an embedder can subscribe to (CONTRACT A-4). */
@@ -80,10 +81,11 @@ export interface ServiceOptions {
   maxTargetLength?: number;
   maxBodyBytes?: number;
   /**
-   * Resources served at /api/<name> besides the built-in `something` (A-2): `(query, context) => value`.
-   * A loader that needs the caller calls `await context.authenticate()` (R-1's machinery).
+   * Resources served at /api/<name> besides the built-in `something`: a loader `(query, context) => value`
+   * (A-2), or a definition with methods and items `{ get, post, item: { get, put, delete }, schema, … }`
+   * (A-5). A method that needs the caller calls `await context.authenticate()` (R-1's machinery).
    */
-  resources?: Readonly<Record<string, ResourceLoader>>;
+  resources?: Readonly<Record<string, ResourceEntry>>;
   /** Where log lines go (one JSON object per line), or false for none. @default process.stdout */
   log?: false | ((line: string) => void);
   /** What is logged: 'info' (a line per request), 'warn' (4xx and 5xx), 'error' (5xx), 'off'/'silent' (errors only). @default 'info' */
@@ -147,7 +149,8 @@ export interface Config {
   readonly maxHeaderBytes: number;
   readonly maxTargetLength: number;
   readonly maxBodyBytes: number;
-  readonly resources: Readonly<Record<string, ResourceLoader>>;
+  /** The embedder's resources, checked (A-5: a wrong shape is ERR_INVALID_OPTION naming the resource). */
+  readonly resources: ReadonlyMap<string, ServedResource>;
   readonly log: false | ((line: string) => void);
   readonly logLevel: LogLevel;
   readonly metricsPort: number | undefined;
@@ -192,10 +195,12 @@ export function resolveConfig(options: ServiceOptions = {}): Config {
   if (typeof scrypt.ln === 'number' && typeof scrypt.r === 'number' && 128 * 2 ** scrypt.ln * scrypt.r > 2 ** 30) {
     invalid('scrypt cost needs more than 1 GiB per hash (128 * 2^ln * r); lower ln or r');
   }
-  const resources = o.resources ?? {};
-  for (const [name, load] of Object.entries(resources)) {
+  const given = o.resources ?? {};
+  if (typeof given !== 'object' || given === null || Array.isArray(given)) invalid('resources must be an object { name: loader or definition }');
+  const resources = new Map<string, ServedResource>();
+  for (const [name, entry] of Object.entries(given)) {
     if (!RESOURCE_NAME.test(name)) invalid(`resource name "${name}" must match ${String(RESOURCE_NAME)}`);
-    if (typeof load !== 'function') invalid(`resource "${name}" must be a function of the query`);
+    resources.set(name, defineResource(name, entry));
   }
   let trustProxy: TrustProxy;
   try {
@@ -239,7 +244,7 @@ export function resolveConfig(options: ServiceOptions = {}): Config {
     maxHeaderBytes: integer(o.maxHeaderBytes ?? 16_384, 'maxHeaderBytes', 1_024, 1_048_576),
     maxTargetLength: integer(o.maxTargetLength ?? 8_192, 'maxTargetLength', 64, 1_048_576),
     maxBodyBytes: integer(o.maxBodyBytes ?? 4_096, 'maxBodyBytes', 64, 1_048_576),
-    resources: Object.freeze({ ...resources }),
+    resources,
     log: o.log === undefined ? stdoutLines() : logOption(o.log),
     logLevel: logLevel(o.logLevel ?? 'info'),
     metricsPort: o.metricsPort === undefined ? undefined : integer(o.metricsPort, 'metricsPort', 0, 65_535),
