@@ -34,7 +34,7 @@ import { apiRoutes } from './routes/api-routes.js';
 import { checkCertificatePair, readCertificatePair, watchCertificatePair, type CertificatePair, type PairWatcher } from './tls/certificate-pair.js';
 import { ensureDevCertificate, type DevCertificate } from './tls/dev-cert.js';
 import { isCommonPassword } from './users/common-passwords.js';
-import { createHashGate, GateFullError, type HashGate } from './users/hash-gate.js';
+import { createHashGate, isHashBusy, type HashGate } from './users/hash-gate.js';
 import { resolveStorePath } from './store/file/path.js';
 import { openStore } from './store/open.js';
 import type { SharedSettings, Store, UserRecord } from './store/store.js';
@@ -185,7 +185,7 @@ export function createService(options: ServiceOptions = {}): Service {
       try {
         return await fn(users);
       } catch (error) {
-        if (!(error instanceof GateFullError)) throw error;
+        if (!isHashBusy(error)) throw error;
         await new Promise((resolve) => setTimeout(resolve, delay));
       }
     }
@@ -463,7 +463,7 @@ function countRefusals(gate: HashGate, metrics: Metrics): HashGate {
   return {
     run: (task) =>
       gate.run(task).catch((error: unknown) => {
-        if (error instanceof GateFullError) metrics.throttled('hash-queue-full');
+        if (isHashBusy(error)) metrics.throttled('hash-queue-full');
         throw error;
       }),
     get active() {
