@@ -1,8 +1,9 @@
 import { dirname, join, resolve } from 'node:path';
 import { ServiceError } from './errors.js';
 import { parseTrustProxy, type TrustProxy } from './http/trust-proxy.js';
-import type { ResourceLoader } from './resources/resource.js';
-import { isPostgresUrl } from './users/postgres/postgres-options.js';
+import { defineResource, type ServedResource } from './resources/definition.js';
+import type { ResourceEntry } from './resources/resource.js';
+import { isPostgresUrl, storeKind } from './store/spec.js';
 import { LOG_LEVELS, stdoutLines, type LogLevel } from './log.js';
 
 /** The password-change events an embedder can subscribe to (CONTRACT A-4). */
@@ -36,7 +37,10 @@ export interface ServiceOptions {
   httpPort?: number;
   /** HTTP/2 (ALPN h2) beside HTTP/1.1 on the HTTPS port (H-1); false serves HTTP/1.1 only. @default true */
   http2?: boolean;
-  /** JSON-file user store (U-1), or a postgres:// URL (S-1; needs the optional package `pg`). @default './data/users.json' */
+  /**
+   * JSON-file user store (U-1), a postgres:// URL (S-1; needs the optional package `pg`), or
+   * `':memory:'`: users and ledgers in this process's memory, no file written (U-6). @default './data/users.json'
+   */
   store?: string;
   /** Connection pool and time-outs of a postgres:// store (S-6), and whether it migrates at open (S-5). */
   postgres?: PostgresOptions;
@@ -77,10 +81,11 @@ export interface ServiceOptions {
   maxTargetLength?: number;
   maxBodyBytes?: number;
   /**
-   * Resources served at /api/<name> besides the built-in `something` (A-2): `(query, context) => value`.
-   * A loader that needs the caller calls `await context.authenticate()` (R-1's machinery).
+   * Resources served at /api/<name> besides the built-in `something`: a loader `(query, context) => value`
+   * (A-2), or a definition with methods and items `{ get, post, item: { get, put, delete }, schema, … }`
+   * (A-5). A method that needs the caller calls `await context.authenticate()` (R-1's machinery).
    */
-  resources?: Readonly<Record<string, ResourceLoader>>;
+  resources?: Readonly<Record<string, ResourceEntry>>;
   /** Where log lines go (one JSON object per line), or false for none. @default process.stdout */
   log?: false | ((line: string) => void);
   /** What is logged: 'info' (a line per request), 'warn' (4xx and 5xx), 'error' (5xx), 'off'/'silent' (errors only). @default 'info' */
@@ -99,7 +104,7 @@ export interface ServiceOptions {
   onUserChanged?: (event: UserChangedEvent) => unknown;
 }
 
-/** See PostgresStoreOptions (lib/users/postgres/postgres-options.ts) for the defaults. */
+/** See PostgresStoreOptions (lib/store/postgres/postgres-options.ts) for the defaults. */
 export interface PostgresOptions {
   /** Connections per instance. @default 10 */
   readonly poolSize?: number;
@@ -128,6 +133,8 @@ export interface Config {
   readonly digestKeyFile: string;
   /** No key file was given and the store is a file: the key lives beside the store's real file (U-1). */
   readonly digestKeyBesideStore: boolean;
+  /** No key file was given and the store is in memory: so is the key (U-6, A-10: no file written). */
+  readonly digestKeyInMemory: boolean;
   readonly trustProxy: TrustProxy;
   readonly minPasswordLength: number;
   readonly realm: string;
@@ -142,7 +149,8 @@ export interface Config {
   readonly maxHeaderBytes: number;
   readonly maxTargetLength: number;
   readonly maxBodyBytes: number;
-  readonly resources: Readonly<Record<string, ResourceLoader>>;
+  /** The embedder's resources, checked (A-5: a wrong shape is ERR_INVALID_OPTION naming the resource). */
+  readonly resources: ReadonlyMap<string, ServedResource>;
   readonly log: false | ((line: string) => void);
   readonly logLevel: LogLevel;
   readonly metricsPort: number | undefined;
@@ -170,9 +178,10 @@ export function resolveConfig(options: ServiceOptions = {}): Config {
     if (!(key in KNOWN)) invalid(`unknown option "${key}"`);
   }
   const o = options;
-  // A database URL is not a path: resolving it would make "postgres:/…" a file in the working directory.
+  // A database URL (or ':memory:') is not a path: resolving it would make "postgres:/…" a file in the working directory.
   const storeSpec = text(o.store ?? './data/users.json', 'store');
-  const store = isPostgresUrl(storeSpec) ? storeSpec : resolve(storeSpec);
+  const kind = storeKind(storeSpec);
+  const store = kind === 'file' ? resolve(storeSpec) : storeSpec;
   const poolSize = Number(process.env['UV_THREADPOOL_SIZE']) || 4;
   const hashConcurrency = integer(o.hashConcurrency ?? poolSize, 'hashConcurrency', 1, 1024);
   if ((o.cert === undefined) !== (o.key === undefined)) invalid('cert and key must be given together');
@@ -186,10 +195,12 @@ export function resolveConfig(options: ServiceOptions = {}): Config {
   if (typeof scrypt.ln === 'number' && typeof scrypt.r === 'number' && 128 * 2 ** scrypt.ln * scrypt.r > 2 ** 30) {
     invalid('scrypt cost needs more than 1 GiB per hash (128 * 2^ln * r); lower ln or r');
   }
-  const resources = o.resources ?? {};
-  for (const [name, load] of Object.entries(resources)) {
+  const given = o.resources ?? {};
+  if (typeof given !== 'object' || given === null || Array.isArray(given)) invalid('resources must be an object { name: loader or definition }');
+  const resources = new Map<string, ServedResource>();
+  for (const [name, entry] of Object.entries(given)) {
     if (!RESOURCE_NAME.test(name)) invalid(`resource name "${name}" must match ${String(RESOURCE_NAME)}`);
-    if (typeof load !== 'function') invalid(`resource "${name}" must be a function of the query`);
+    resources.set(name, defineResource(name, entry));
   }
   let trustProxy: TrustProxy;
   try {
@@ -212,8 +223,9 @@ export function resolveConfig(options: ServiceOptions = {}): Config {
     certPollIntervalMs: integer(o.certPollIntervalMs ?? 5_000, 'certPollIntervalMs', 100, 60_000),
     certDir: resolve(text(o.certDir ?? './certs', 'certDir')),
     digest: bool(o.digest ?? false, 'digest'),
-    digestKeyFile: resolve(text(o.digestKeyFile ?? (isPostgresUrl(store) ? './data/digest.key' : join(dirname(store), 'digest.key')), 'digestKeyFile')),
-    digestKeyBesideStore: o.digestKeyFile === undefined && !isPostgresUrl(store),
+    digestKeyFile: resolve(text(o.digestKeyFile ?? (kind === 'file' ? join(dirname(store), 'digest.key') : './data/digest.key'), 'digestKeyFile')),
+    digestKeyBesideStore: o.digestKeyFile === undefined && kind === 'file',
+    digestKeyInMemory: o.digestKeyFile === undefined && kind === 'memory',
     trustProxy,
     minPasswordLength: integer(o.minPasswordLength ?? 15, 'minPasswordLength', 8, 64),
     realm,
@@ -232,7 +244,7 @@ export function resolveConfig(options: ServiceOptions = {}): Config {
     maxHeaderBytes: integer(o.maxHeaderBytes ?? 16_384, 'maxHeaderBytes', 1_024, 1_048_576),
     maxTargetLength: integer(o.maxTargetLength ?? 8_192, 'maxTargetLength', 64, 1_048_576),
     maxBodyBytes: integer(o.maxBodyBytes ?? 4_096, 'maxBodyBytes', 64, 1_048_576),
-    resources: Object.freeze({ ...resources }),
+    resources,
     log: o.log === undefined ? stdoutLines() : logOption(o.log),
     logLevel: logLevel(o.logLevel ?? 'info'),
     metricsPort: o.metricsPort === undefined ? undefined : integer(o.metricsPort, 'metricsPort', 0, 65_535),

@@ -3,7 +3,8 @@ import { readFile, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { createAuthenticator } from './auth/authenticate.js';
 import { computeHA1, createDigestAuth } from './auth/digest.js';
-import { openDigestVault, type DigestVault } from './auth/digest-vault.js';
+import { computeUserhash } from './auth/digest-hash.js';
+import { createDigestVault, digestKeyFingerprint, loadDigestKey, newDigestKey, type DigestVault } from './auth/digest-vault.js';
 import { resolveConfig, type Config, type ServiceOptions } from './config.js';
 import { ServiceError } from './errors.js';
 import { createPasswordHandlers, requireTransport } from './handlers/password.js';
@@ -24,15 +25,21 @@ import { createMetrics, type Metrics } from './ops/metrics.js';
 import { startMetricsListener, type MetricsListener } from './ops/metrics-server.js';
 import { createOpenApiHandler } from './ops/openapi-handler.js';
 import { createSelector, type Selector } from './representation/select.js';
-import { createRegistry } from './resources/registry.js';
+import { createRegistry, servedResources } from './resources/registry.js';
+import { openApiDocument } from './ops/openapi.js';
+import { packageVersion } from './package-version.js';
+import { routeLabels, routerTable } from './http/route-table.js';
+import { serviceRoutes } from './routes/service-routes.js';
+import { apiRoutes } from './routes/api-routes.js';
 import { checkCertificatePair, readCertificatePair, watchCertificatePair, type CertificatePair, type PairWatcher } from './tls/certificate-pair.js';
 import { ensureDevCertificate, type DevCertificate } from './tls/dev-cert.js';
 import { isCommonPassword } from './users/common-passwords.js';
 import { createHashGate, GateFullError, type HashGate } from './users/hash-gate.js';
-import { resolveStorePath } from './users/store-path.js';
-import { openStore, type Store, type UserRecord } from './users/store.js';
+import { resolveStorePath } from './store/file/path.js';
+import { openStore } from './store/open.js';
+import type { SharedSettings, Store, UserRecord } from './store/store.js';
 import { createUsers, type Role, type UserInfo, type Users } from './users/users.js';
-import { digestKeyFingerprint, settingsOf, type SharedSettings } from './users/postgres/settings.js';
+
 import { withTimeout } from './with-timeout.js';
 
 export interface Service {
@@ -59,6 +66,8 @@ export interface Service {
   readonly users: UserOperations;
   /** The resolved, frozen configuration. */
   readonly config: Config;
+  /** A-12: the OpenAPI 3.1 document `GET /openapi.json` serves (the routes this service serves), frozen. */
+  openapi(): Readonly<Record<string, unknown>>;
 }
 
 export interface UserOperations {
@@ -107,15 +116,13 @@ export function createService(options: ServiceOptions = {}): Service {
       throw error;
     }));
 
-  const registry = createRegistry(config.resources);
   // A loader that asks who the caller is (ResourceContext.authenticate) opens the store on demand.
   const authenticateCaller = async (ctx: RequestContext): Promise<Caller> => (requireHttps(ctx), (await ready()).authenticateCaller(ctx));
-  const representation = createRepresentationHandler({ base: '/api/', resolve: (name) => registry.get(name), selector, authenticate: authenticateCaller });
   // R-1: the user is a resource on the same representation path, under /user/.
   const userResource = createUserResource({ get: async (name) => (await ready()).users.get(name) }, (caller) => callerRecords.get(caller));
   const user = createRepresentationHandler({ base: '/user/', resolve: (name) => (name === '' ? undefined : userResource), selector, authenticate: authenticateCaller });
-  // R: HTTPS first (T-3), before anything else is looked at; the store opens on demand.
-  const admin = (pick: (h: Parts['admin']) => Handler): Handler => async (ctx, params) => (requireHttps(ctx), pick((await ready()).admin)(ctx, params));
+  // R and P: the route table's guards come first (T-3, before anything else); the store opens on demand.
+  const admin = (pick: (h: Parts['admin']) => Handler): Handler => async (ctx, params) => pick((await ready()).admin)(ctx, params);
   // H-3: readiness asks the store itself (a file store: its files readable and its lock taken).
   // L-2: at most one check at a time, shared by concurrent probes and kept briefly (health.ts).
   const readiness = createHealth({
@@ -125,28 +132,32 @@ export function createService(options: ServiceOptions = {}): Service {
     },
     onNotReady: (error) => log.warn('not ready: the user store does not answer', { error: error instanceof Error ? error.message : String(error) }),
   });
-  const healthRegistry = createRegistry(readiness.loaders, false);
+  const healthRegistry = createRegistry(readiness.loaders);
   const health = createRepresentationHandler({ base: '/', resolve: (name) => healthRegistry.get(name), selector, authenticate: authenticateCaller });
-  const healthRoutes = new Set(['/healthz', '/readyz']);
-  const router = createRouter<Handler>({
-    '/api/:resource': { GET: representation },
-    '/:resource(healthz)': { GET: health },
-    '/:resource(readyz)': { GET: health },
-    '/openapi.json': { GET: createOpenApiHandler() },
-    '/user': { GET: admin((h) => h.page), POST: admin((h) => h.create) },
-    '/user/:name': {
-      GET: (ctx, params) => (requireHttps(ctx), user(ctx, { resource: params['name'] ?? '' })),
-      PATCH: admin((h) => h.patch),
-      DELETE: admin((h) => h.remove),
-    },
-    // P-12: only with a delivery channel (onResetToken, or the CLI's --on-reset-token).
-    ...(config.onResetToken === undefined
-      ? {}
-      : { '/user/:name/resettoken': { POST: async (ctx, params) => (requireTransport(ctx), (await ready()).requestResetToken(ctx, params)) } }),
-    // T-3 / P-1 first: a plain-HTTP password request is refused before the store is even opened.
-    '/user/:name/password': { PUT: async (ctx, params) => (requireTransport(ctx), (await ready()).put(ctx, params)) },
-    '/user/:name/resetpassword': { POST: async (ctx, params) => (requireTransport(ctx), (await ready()).post(ctx, params)) },
-  });
+  // A-12: every route declared once; the router, the dispatcher and the OpenAPI document read this table.
+  let document: Readonly<Record<string, unknown>> | undefined;
+  const openapi = (): Readonly<Record<string, unknown>> =>
+    (document ??= deepFreeze(openApiDocument(routes, { version: packageVersion() ?? '0.0.0', metrics: config.metricsPort !== undefined })));
+  const routes = [
+    ...apiRoutes(servedResources(config.resources), selector, authenticateCaller),
+    ...serviceRoutes(
+      {
+        health,
+        openapi: createOpenApiHandler(openapi),
+        user: (ctx, params) => user(ctx, { resource: params['name'] ?? '' }),
+        page: admin((h) => h.page),
+        create: admin((h) => h.create),
+        patch: admin((h) => h.patch),
+        remove: admin((h) => h.remove),
+        setPassword: async (ctx, params) => (await ready()).put(ctx, params),
+        resetPassword: async (ctx, params) => (await ready()).post(ctx, params),
+        // P-12: only with a delivery channel (onResetToken, or the CLI's --on-reset-token).
+        requestResetToken: config.onResetToken === undefined ? undefined : async (ctx, params) => (await ready()).requestResetToken(ctx, params),
+      },
+      { https: (ctx) => requireHttps(ctx), password: requireTransport },
+    ),
+  ];
+  const router = createRouter<Handler>(routerTable(routes));
   const securityHeaders = { 'x-content-type-options': 'nosniff', 'content-security-policy': "default-src 'none'; frame-ancestors 'none'" };
   const handler = createDispatcher({
     router,
@@ -154,9 +165,9 @@ export function createService(options: ServiceOptions = {}): Service {
     trust: config.trustProxy,
     log,
     metrics,
-    quietRoutes: healthRoutes,
-    // R-1 / R-3: the user and the page of users are negotiated like /api/ resources (E-1).
-    negotiatedRoutes: new Set([...healthRoutes, '/user/{name}', '/user']),
+    quietRoutes: routeLabels(routes, (route) => route.quiet === true),
+    // E-1: a route that chooses its representation by extension or return_type chooses its problems' too.
+    negotiatedRoutes: routeLabels(routes, (route) => route.negotiated === true),
     maxTargetLength: config.maxTargetLength,
     plainHeaders: securityHeaders,
     secureHeaders:
@@ -201,12 +212,13 @@ export function createService(options: ServiceOptions = {}): Service {
   return {
     handler,
     config,
+    openapi,
     async listen() {
       if (listeners !== undefined) throw new ServiceError('ERR_INVALID_OPTION', 'the service is already listening');
       const { store, users } = await ready();
       // S-4: on a database the first server records the settings and every later one must agree;
       // none drops the cluster's Digest secrets to suit itself.
-      await settingsOf(store)?.agree(await wantedSettings(config));
+      await store.settings?.agree(await wantedSettings(config));
       await users.warmUp();
       let { cert, key } = config;
       let dev: DevCertificate | undefined;
@@ -234,7 +246,7 @@ export function createService(options: ServiceOptions = {}): Service {
       }
       // Only a server that did start drops them: a second start on a busy port must not wipe
       // the secrets of the Digest server already running there.
-      if (!config.digest && settingsOf(store) === undefined) await dropDigestSecrets(store);
+      if (!config.digest && store.settings === undefined) await dropDigestSecrets(store);
       // H-2: the files are watched; a development certificate (no files) is not.
       if (config.certFile !== undefined && config.keyFile !== undefined) {
         certWatcher = watchCertificatePair(config.certFile, config.keyFile, config.certPollIntervalMs, () => void reloadCertificate().catch(() => {}));
@@ -307,24 +319,28 @@ async function open(
   const opened = await openStore(config.store, {
     hooks: { onWarning: (message, fields) => log.warn(message, fields), onCompactError: (error) => log.error('users store compaction failed; it is retried later', error) },
     postgres: config.postgres,
+    userhash: computeUserhash,
   });
   const store = metrics === undefined ? opened : instrumentStore(opened, metrics);
   // S-4: on a database, CLI commands and library calls follow the settings its servers recorded.
-  const recorded = await settingsOf(store)?.read().catch(async (error: unknown) => {
+  const recorded = await store.settings?.read().catch(async (error: unknown) => {
     await store.close();
     throw error;
   });
   const realm = recorded?.realm ?? config.realm;
   let vault: DigestVault | undefined;
-  // U-1 (amended): side files live beside the real store file, so every path to one store (a
-  // symbolic link among them) finds the same key.
-  const keyFile = config.digestKeyBesideStore ? join(dirname(await resolveStorePath(config.store, false)), 'digest.key') : config.digestKeyFile;
+  let nonceKey: Buffer | undefined;
   if (recorded?.digest ?? config.digest) {
-    vault = await openDigestVault(keyFile);
-    if (recorded !== undefined && digestKeyFingerprint(await readFile(keyFile)) !== recorded.digestKeyFingerprint) {
+    // U-1 (amended): side files live beside the real store file, so every path to one store (a
+    // symbolic link among them) finds the same key; a memory store's key lives in memory (U-6).
+    const keyFile = config.digestKeyBesideStore ? join(dirname(await resolveStorePath(config.store, false)), 'digest.key') : config.digestKeyFile;
+    const key = config.digestKeyInMemory ? newDigestKey() : await loadDigestKey(keyFile);
+    if (recorded !== undefined && digestKeyFingerprint(key) !== recorded.digestKeyFingerprint) {
       await store.close();
       throw new ServiceError('ERR_STORE_SETTINGS', `the Digest key ${keyFile} is not the one this database's servers use (S-4): give every instance the same --digest-key file`);
     }
+    vault = createDigestVault(key);
+    nonceKey = nonceSecret(key);
   }
   // Work that goes on after its answer was written (P-12's issuance, a token's delivery): close()
   // waits for it within the grace.
@@ -359,7 +375,7 @@ async function open(
     users,
     throttle: store.throttle,
     nonces: store.nonces,
-    digest: vault === undefined ? undefined : { auth: createDigestAuth({ realm, secret: await nonceSecret(keyFile) }), vault },
+    digest: vault === undefined || nonceKey === undefined ? undefined : { auth: createDigestAuth({ realm, secret: nonceKey }), vault },
     ...(metrics === undefined ? {} : { onRefused: (kind: 'locked' | 'busy') => metrics.throttled(kind) }),
   });
   const { put, post } = createPasswordHandlers({ users, auth, maxBodyBytes: config.maxBodyBytes });
@@ -399,12 +415,21 @@ async function open(
   return { store, users, put, post, authenticateCaller, admin, requestResetToken, detachedDone };
 }
 
+/** A frozen copy-free view: the document is shared by every caller of openapi(). */
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const member of Object.values(value)) deepFreeze(member);
+  }
+  return value;
+}
+
 /**
  * The HMAC key of the stateless Digest nonces, derived from the vault's key file so nonces outlive a
  * restart (a client then gets `stale=true`, not a hard failure) without a second secret on disk.
  */
-async function nonceSecret(keyFile: string): Promise<Buffer> {
-  return Buffer.from(hkdfSync('sha256', await readFile(keyFile), Buffer.alloc(0), 'httpskit digest nonce', 32));
+function nonceSecret(key: Buffer): Buffer {
+  return Buffer.from(hkdfSync('sha256', key, Buffer.alloc(0), 'httpskit digest nonce', 32));
 }
 
 /** S-4: what this server's configuration says about the settings instances must share. */

@@ -181,9 +181,10 @@ export function createDispatcher(options: DispatchOptions): Dispatcher {
    */
   function problemFormatOf(ctx: RequestContext): ProblemLabel {
     let extension: Format | undefined;
-    // A representation's path, /api/<name>.<ext>, a negotiated route's (/readyz.xml, /user/<name>.xml), chose a format.
+    // A representation's path, /api/<name>.<ext>, a negotiated route's (/readyz.xml, /user/<name>.xml,
+    // /api/<name>/<id>.xml), chose a format: the extension of its last segment.
     const negotiated = ctx.path.startsWith('/api/') || (ctx.route !== undefined && negotiatedRoutes.has(ctx.route));
-    const m = negotiated ? /^\/(?:api\/|user\/)?[^/?]*\.([A-Za-z]+)\/?$/.exec(ctx.path) : null;
+    const m = negotiated ? /\.([A-Za-z]+)\/?$/.exec(ctx.path) : null;
     if (m !== null) extension = parseFormat(m[1] as string);
     let returnType: Format | undefined;
     if (extension === undefined && ctx.rawQuery !== undefined && negotiated) {
