@@ -193,6 +193,34 @@ for (const protocol of PROTOCOLS) {
     assert.deepEqual(lib.calls.filter((c) => c === 'post' || c.startsWith('item.put')), [], 'no method saw a refused body');
   });
 
+  test(`A-6 schema: a refusal is 422 with errors and RFC 6901 pointers; an async parse's rejection is 422 too (${protocol})`, async (t) => {
+    const lib = library();
+    const { parse: _parse, ...unparsed } = lib.definition;
+    const schema = { type: 'object', required: ['title'], additionalProperties: false, properties: { title: { type: 'string', minLength: 1 }, year: { type: 'integer' } } };
+    const s = await startService(
+      t,
+      {
+        resources: {
+          books: { ...unparsed, schema },
+          asyncs: { post: (body: unknown) => ({ id: 1, value: body }), parse: async (body: unknown) => (body === 1 ? body : Promise.reject(new Error('only 1 will do'))) },
+        },
+      },
+      protocol,
+    );
+    const p = assertProblem(await s.fetch('/api/books', { method: 'POST', headers: JSON_BODY, body: JSON.stringify({ year: 'old', extra: 1 }) }), 422, 'unprocessable');
+    const pointers = (p['errors'] as Array<{ pointer: string; detail: string }>).map((e) => e.pointer).sort();
+    assert.deepEqual(pointers, ['', '/extra', '/year']);
+    // The same refusal in XML when the request chose XML (E-1: array members as <i>).
+    const xml = await s.fetch('/api/books/1.xml', { method: 'PUT', headers: JSON_BODY, body: '{"title":""}' });
+    assert.equal(xml.status, 422);
+    assert.match(String(xml.headers['content-type']), /^application\/problem\+xml/);
+    assert.match(xml.body, /<errors><i><pointer>\/title<\/pointer>/);
+    assert.equal((await s.fetch('/api/books', { method: 'POST', headers: JSON_BODY, body: '{"title":"Ok","year":2000}' })).status, 201);
+    assert.equal(lib.calls.filter((c) => c === 'post').length, 1, 'post ran only for the valid body');
+    assert.equal(assertProblem(await s.fetch('/api/asyncs', { method: 'POST', headers: JSON_BODY, body: '2' }), 422, 'unprocessable')['detail'], 'only 1 will do');
+    assert.equal((await s.fetch('/api/asyncs', { method: 'POST', headers: JSON_BODY, body: '1' })).status, 201);
+  });
+
   test(`A-5 OPTIONS and 405 list exactly the methods defined; a resource without get or post has no collection route (${protocol})`, async (t) => {
     const s = await startService(t, { resources: { books: library().definition, notes: { item: { get: (id: string) => ({ id }) } }, plain: () => 1 } }, protocol);
     const collection = await s.fetch('/api/books', { method: 'OPTIONS' });
@@ -339,6 +367,9 @@ test('A-5 createService refuses a wrong definition with ERR_INVALID_OPTION namin
     [{ get: () => 1, xml: { root: 'x' } }, /resource "bad": unknown member "xml.root"/],
     [{ get: () => 1, schema: 'object' }, /resource "bad": schema/],
     [{ get: () => 1, parse: {} }, /resource "bad": parse must be a function/],
+    // A-6: a keyword outside the subset is refused, never ignored, even beside a parse.
+    [{ get: () => 1, schema: { type: 'object', patternProperties: {} } }, /resources\.bad\.schema/],
+    [{ get: () => 1, parse: (b: unknown) => b, schema: { format: 'email' } }, /resources\.bad\.schema/],
   ];
   for (const [definition, message] of wrong) {
     assert.throws(
