@@ -6,12 +6,13 @@ import { packageVersion } from '../package-version.js';
 import { createEtagMemo } from '../representation/etag.js';
 import { openApiDocument } from './openapi.js';
 
-export function createOpenApiHandler(): () => Reply {
+/** `basePath`: the service's mount prefix (A-9), the document's server URL. */
+export function createOpenApiHandler(basePath = ''): () => Reply {
   let reply: Reply | undefined;
   // Built at the first request: a service that is never asked pays nothing.
   return () =>
     (reply ??= (() => {
-      const body = JSON.stringify(openApiDocument(packageVersion() ?? '0.0.0'));
+      const body = JSON.stringify(openApiDocument(packageVersion() ?? '0.0.0', basePath));
       return {
         status: 200,
         headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-cache' },

@@ -115,8 +115,11 @@ function negotiatedPaths(path: string, id: string, summary: string, tags: readon
 
 const BASIC_OR_DIGEST: Json = [{ basic: [] }, { digest: [] }];
 
-/** The whole document; `version` is the package's (V-1: the interface is versioned with it). */
-export function openApiDocument(version: string): Obj {
+/**
+ * The whole document; `version` is the package's (V-1: the interface is versioned with it);
+ * `basePath` the service's mount prefix (A-9), its one server's URL.
+ */
+export function openApiDocument(version: string, basePath = ''): Obj {
   const userParam = ref('parameters', 'UserName');
   const tooMany = R('TooManyRequests');
   const unavailable = R('Overloaded');
@@ -346,7 +349,7 @@ export function openApiDocument(version: string): Obj {
       ].join('\n'),
       license: { name: 'MIT', identifier: 'MIT' },
     },
-    servers: [{ url: '/' }],
+    servers: [{ url: basePath === '' ? '/' : basePath }],
     tags: [
       { name: 'representations', description: 'Resources as JSON or XML (N-1..N-13).' },
       { name: 'passwords', description: 'Password changes and resets (P).' },
