@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import { request as httpsRequest } from 'node:https';
 import { request as httpRequest } from 'node:http';
 import { connect as http2Connect } from 'node:http2';
-import type { Child, ServerChild } from './children.js';
+import type { Child } from './children.js';
 import type { LoadResult } from './load.js';
 import { JSON_BODY, XML_BODY } from './servers/bodies.js';
 import { median, range, rotate, sleep } from './stats.js';
@@ -211,17 +211,29 @@ export function scenarios(): Scenario[] {
   return list;
 }
 
+/**
+ * What a round measures: a server process on loopback whose CPU time can be read (a bench server's
+ * own report over IPC, ServerChild, or /proc for any process, against.ts).
+ */
+export interface Measured {
+  readonly name: string;
+  readonly url: string;
+  readonly httpUrl: string;
+  readonly pid: number;
+  usage(): Promise<{ readonly cpuMicros: number; readonly systemMicros: number }>;
+}
+
 /** The scenario's servers that are running (`--servers` may leave some out), in its order. */
-function contendersOf(scenario: Scenario, servers: ReadonlyMap<string, ServerChild>): ServerChild[] {
+function contendersOf(scenario: Scenario, servers: ReadonlyMap<string, Measured>): Measured[] {
   const contenders = scenario.servers.flatMap((name) => servers.get(name) ?? []);
   if (contenders.length === 0) throw new Error(`none of the servers of "${scenario.name}" is running`);
   return contenders;
 }
 
-const urlOf = (scenario: Scenario, server: ServerChild): string => `${scenario.proto === 'https' ? server.url : server.httpUrl}${scenario.path}`;
+const urlOf = (scenario: Scenario, server: Measured): string => `${scenario.proto === 'https' ? server.url : server.httpUrl}${scenario.path}`;
 
 /** One GET per server: does each send the expected bytes? */
-export async function checkBodies(scenario: Scenario, servers: ReadonlyMap<string, ServerChild>): Promise<Map<string, boolean>> {
+export async function checkBodies(scenario: Scenario, servers: ReadonlyMap<string, Measured>): Promise<Map<string, boolean>> {
   const matches = new Map<string, boolean>();
   for (const server of contendersOf(scenario, servers)) {
     const url = urlOf(scenario, server);
@@ -239,9 +251,9 @@ export async function checkBodies(scenario: Scenario, servers: ReadonlyMap<strin
  * `seconds` of load in `slices` runs, the order reversed from one slice to the next (A B C, C B A,
  * …): a drift of the machine's speed during the round falls on every server alike.
  */
-export async function runRound(scenario: Scenario, servers: ReadonlyMap<string, ServerChild>, load: Child, options: HttpRunOptions, round: number): Promise<RoundFigure[]> {
+export async function runRound(scenario: Scenario, servers: ReadonlyMap<string, Measured>, load: Child, options: HttpRunOptions, round: number): Promise<RoundFigure[]> {
   const contenders = contendersOf(scenario, servers);
-  const drive = (server: ServerChild, seconds: number): Promise<LoadResult> =>
+  const drive = (server: Measured, seconds: number): Promise<LoadResult> =>
     scenario.mode === 'keepalive'
       ? load.request<LoadResult>({ kind: 'keepalive', url: urlOf(scenario, server), headers: scenario.headers, connections: options.connections, seconds })
       : scenario.mode === 'h2'

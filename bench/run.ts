@@ -5,6 +5,7 @@
 //                 [--seconds S] [--servers httpskit,fastify,…] [--scenarios h2,log,…] [--cpu-prof] [--unpinned]
 //   npm run bench -- --only postgres   # the PostgreSQL store against the file store (not in the default run)
 //   npm run bench -- --only logshare [--logshare-rate 800] [--logshare-aa] [--logshare-agent]   # the access log's share, log-on and log-off servers side by side
+//   npm run bench -- --against REF [--only "h1 json"] [--rounds N] [--seconds S] [--connections N]   # HEAD ÷ REF (bench/against.ts)
 //
 // Servers under test and the load generator each run in their own process, from JavaScript
 // compiled here first (bench/results/build), so no loader sits in a measured process.
@@ -34,6 +35,23 @@ const DEFAULT_SECTIONS: readonly Section[] = SECTIONS.filter((s) => s !== 'postg
 
 const ROOT = join(import.meta.dirname, '..');
 const RESULTS = join(import.meta.dirname, 'results');
+
+/** Compiles lib/, bin/ and bench/ (type errors are reported, but what was emitted still runs). */
+function compileBench(): void {
+  console.log('building bench/results/build …');
+  try {
+    execFileSync(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(ROOT, 'bench', 'tsconfig.json')], { stdio: 'inherit' });
+  } catch {
+    console.log('warning: tsc reported errors; running what it emitted');
+  }
+  cpSync(join(ROOT, 'assets'), join(BUILD_DIR, 'assets'), { recursive: true });
+}
+
+// `--against REF`: the working tree against a git ref, its own run (bench/against.ts).
+if (process.argv.slice(2).some((arg) => arg === '--against' || arg.startsWith('--against='))) {
+  const { againstMain } = await import('./against.js');
+  process.exit(await againstMain(process.argv.slice(2), compileBench));
+}
 
 const { values } = parseArgs({
   options: {
@@ -124,14 +142,7 @@ const settings = {
 const progress = (line: string): void => console.log(line);
 const started = Date.now();
 
-// 1. Compile lib/ and bench/ (type errors are reported, but what was emitted still runs).
-progress('building bench/results/build …');
-try {
-  execFileSync(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(ROOT, 'bench', 'tsconfig.json')], { stdio: 'inherit' });
-} catch {
-  progress('warning: tsc reported errors; running what it emitted');
-}
-cpSync(join(ROOT, 'assets'), join(BUILD_DIR, 'assets'), { recursive: true });
+compileBench();
 
 const machine = {
   cores: cpus().length,

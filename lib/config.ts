@@ -3,7 +3,7 @@ import { ServiceError } from './errors.js';
 import { validateOptionalObject } from './validate.js';
 import { parseTrustProxy, type TrustProxy } from './http/trust-proxy.js';
 import type { ResourceLoader } from './resources/resource.js';
-import { isPostgresUrl } from './users/postgres/postgres-options.js';
+import { storeKind } from './store/spec.js';
 import { LOG_LEVELS, type LogLevel } from './log.js';
 
 /** The password-change events an embedder can subscribe to (CONTRACT A-4). */
@@ -37,7 +37,10 @@ export interface ServiceOptions {
   httpPort?: number;
   /** HTTP/2 (ALPN h2) beside HTTP/1.1 on the HTTPS port (H-1); false serves HTTP/1.1 only. @default true */
   http2?: boolean;
-  /** JSON-file user store (U-1), or a postgres:// URL (S-1; needs the optional package `pg`). @default './data/users.json' */
+  /**
+   * JSON-file user store (U-1), a postgres:// URL (S-1; needs the optional package `pg`), or
+   * `':memory:'`: users and ledgers in this process's memory, no file written (U-6). @default './data/users.json'
+   */
   store?: string;
   /** Connection pool and time-outs of a postgres:// store (S-6), and whether it migrates at open (S-5). */
   postgres?: PostgresOptions;
@@ -91,6 +94,11 @@ export interface ServiceOptions {
   log?: false | ((line: string) => void);
   /** What is logged: 'info' (a line per request), 'warn' (4xx and 5xx), 'error' (5xx), 'off'/'silent' (errors only). @default 'info' */
   logLevel?: 'info' | 'warn' | 'error' | 'off' | 'silent';
+  /**
+   * C-5 (amended): on close() (the CLI: SIGTERM, SIGINT) /readyz answers 503 at once and the
+   * listeners keep serving this long before they stop, so a load balancer stops sending first. @default 0
+   */
+  shutdownDelayMs?: number;
   /** Port of the plain-HTTP Prometheus scrape listener on `host` (H-5); 0 picks a free one. @default undefined (off) */
   metricsPort?: number;
   /** A-4 hooks. A hook that throws or hangs is logged and never blocks the change. */
@@ -100,7 +108,7 @@ export interface ServiceOptions {
   onUserChanged?: (event: UserChangedEvent) => unknown;
 }
 
-/** See PostgresStoreOptions (lib/users/postgres/postgres-options.ts) for the defaults. */
+/** See PostgresStoreOptions (lib/store/postgres/postgres-options.ts) for the defaults. */
 export interface PostgresOptions {
   /** Connections per instance. @default 10 */
   readonly poolSize?: number;
@@ -129,6 +137,8 @@ export interface Config {
   readonly digestKeyFile: string;
   /** No key file was given and the store is a file: the key lives beside the store's real file (U-1). */
   readonly digestKeyBesideStore: boolean;
+  /** No key file was given and the store is in memory: so is the key (U-6, A-10: no file written). */
+  readonly digestKeyInMemory: boolean;
   readonly trustProxy: TrustProxy;
   readonly minPasswordLength: number;
   readonly realm: string;
@@ -149,6 +159,7 @@ export interface Config {
   readonly log: false | ((line: string) => void);
   readonly logLevel: LogLevel;
   readonly metricsPort: number | undefined;
+  readonly shutdownDelayMs: number;
   readonly onResetToken: ((event: ResetTokenEvent) => unknown) | undefined;
   readonly onPasswordChanged: ((event: PasswordChangedEvent) => unknown) | undefined;
   readonly onUserChanged: ((event: UserChangedEvent) => unknown) | undefined;
@@ -159,7 +170,7 @@ const KNOWN: { readonly [K in keyof ServiceOptions]-?: true } = {
   digestKeyFile: true, trustProxy: true, minPasswordLength: true, realm: true, hstsMaxAge: true, scrypt: true,
   resetTokenTtlMs: true, hashConcurrency: true, hashQueueLimit: true, headersTimeoutMs: true, requestTimeoutMs: true,
   keepAliveTimeoutMs: true, maxHeaderBytes: true, maxTargetLength: true, maxBodyBytes: true, resources: true, basePath: true, log: true,
-  logLevel: true, metricsPort: true, onResetToken: true, onPasswordChanged: true, onUserChanged: true,
+  logLevel: true, metricsPort: true, shutdownDelayMs: true, onResetToken: true, onPasswordChanged: true, onUserChanged: true,
 };
 
 /** Resource names: a lowercase letter, then letters, digits, '-' and '_' (no '.', which starts an extension; also the XML root name). */
@@ -172,9 +183,10 @@ export function resolveConfig(options: ServiceOptions = {}): Config {
     if (!(key in KNOWN)) invalid(`unknown option "${key}"`);
   }
   const o = options;
-  // A database URL is not a path: resolving it would make "postgres:/…" a file in the working directory.
+  // A database URL (or ':memory:') is not a path: resolving it would make "postgres:/…" a file in the working directory.
   const storeSpec = text(o.store ?? './data/users.json', 'store');
-  const store = isPostgresUrl(storeSpec) ? storeSpec : resolve(storeSpec);
+  const kind = storeKind(storeSpec);
+  const store = kind === 'file' ? resolve(storeSpec) : storeSpec;
   const poolSize = Number(process.env['UV_THREADPOOL_SIZE']) || 4;
   const hashConcurrency = integer(o.hashConcurrency ?? poolSize, 'hashConcurrency', 1, 1024);
   if ((o.cert === undefined) !== (o.key === undefined)) invalid('cert and key must be given together');
@@ -216,8 +228,9 @@ export function resolveConfig(options: ServiceOptions = {}): Config {
     certPollIntervalMs: integer(o.certPollIntervalMs ?? 5_000, 'certPollIntervalMs', 100, 60_000),
     certDir: resolve(text(o.certDir ?? './certs', 'certDir')),
     digest: bool(o.digest ?? false, 'digest'),
-    digestKeyFile: resolve(text(o.digestKeyFile ?? (isPostgresUrl(store) ? './data/digest.key' : join(dirname(store), 'digest.key')), 'digestKeyFile')),
-    digestKeyBesideStore: o.digestKeyFile === undefined && !isPostgresUrl(store),
+    digestKeyFile: resolve(text(o.digestKeyFile ?? (kind === 'file' ? join(dirname(store), 'digest.key') : './data/digest.key'), 'digestKeyFile')),
+    digestKeyBesideStore: o.digestKeyFile === undefined && kind === 'file',
+    digestKeyInMemory: o.digestKeyFile === undefined && kind === 'memory',
     trustProxy,
     minPasswordLength: integer(o.minPasswordLength ?? 15, 'minPasswordLength', 8, 64),
     realm,
@@ -241,6 +254,7 @@ export function resolveConfig(options: ServiceOptions = {}): Config {
     log: o.log === undefined ? false : logOption(o.log),
     logLevel: logLevel(o.logLevel ?? 'info'),
     metricsPort: o.metricsPort === undefined ? undefined : integer(o.metricsPort, 'metricsPort', 0, 65_535),
+    shutdownDelayMs: integer(o.shutdownDelayMs ?? 0, 'shutdownDelayMs', 0, 3_600_000),
     onResetToken: hook(o.onResetToken, 'onResetToken'),
     onPasswordChanged: hook(o.onPasswordChanged, 'onPasswordChanged'),
     onUserChanged: hook(o.onUserChanged, 'onUserChanged'),

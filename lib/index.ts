@@ -19,7 +19,7 @@ export { toXml, encodeXmlName, decodeXmlName } from './representation/xml.js';
 export type { XmlOptions } from './representation/xml.js';
 
 export { HttpError, problem, renderProblem } from './http/problem.js';
-export type { Problem, ProblemSlug, ProblemFormat, ProblemMediaType } from './http/problem.js';
+export type { Problem, ProblemSlug, ProblemExtra, ProblemFormat, ProblemMediaType } from './http/problem.js';
 export { ServiceError } from './errors.js';
 export type { ErrorCode } from './errors.js';
 

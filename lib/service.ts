@@ -3,7 +3,8 @@ import { readFile, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { createAuthenticator } from './auth/authenticate.js';
 import { computeHA1, createDigestAuth } from './auth/digest.js';
-import { openDigestVault, type DigestVault } from './auth/digest-vault.js';
+import { computeUserhash } from './auth/digest-hash.js';
+import { createDigestVault, digestKeyFingerprint, loadDigestKey, newDigestKey, type DigestVault } from './auth/digest-vault.js';
 import { resolveConfig, type Config, type ServiceOptions } from './config.js';
 import { ServiceError } from './errors.js';
 import { createPasswordHandlers, requireTransport } from './handlers/password.js';
@@ -20,7 +21,7 @@ import { createRouter } from './http/router.js';
 import { startListeners, type Listeners } from './http/server.js';
 import { Lifecycle } from './lifecycle.js';
 import { createLogger, type Logger } from './log.js';
-import { createHealthRegistry } from './ops/health.js';
+import { createHealth } from './ops/health.js';
 import { instrumentStore } from './ops/instrument-store.js';
 import { createMetrics, type Metrics } from './ops/metrics.js';
 import { startMetricsListener, type MetricsListener } from './ops/metrics-server.js';
@@ -31,10 +32,10 @@ import { checkCertificatePair, readCertificatePair, watchCertificatePair, type C
 import { ensureDevCertificate, type DevCertificate } from './tls/dev-cert.js';
 import { isCommonPassword } from './users/common-passwords.js';
 import { createHashGate, GateFullError, type HashGate } from './users/hash-gate.js';
-import { resolveStorePath } from './users/store-path.js';
-import { openStore, type Store, type UserRecord } from './users/store.js';
+import { resolveStorePath } from './store/file/path.js';
+import { openStore } from './store/open.js';
+import type { SharedSettings, Store, UserRecord } from './store/store.js';
 import { createUsers, type Role, type UserInfo, type Users } from './users/users.js';
-import { digestKeyFingerprint, settingsOf, type SharedSettings } from './users/postgres/settings.js';
 import { validateOptionalBoolean, validateOptionalInteger, validateOptionalObject, validateString, invalidArgument } from './validate.js';
 import { withTimeout } from './with-timeout.js';
 
@@ -62,8 +63,9 @@ export interface Service {
    */
   listen(): Promise<{ readonly url: string; readonly httpUrl: string | undefined; readonly metricsUrl: string | undefined }>;
   /**
-   * Stops the listeners (in-flight requests get up to `graceMs`) and closes the store. A second
-   * call, at once or later, resolves when the first is done (A-11).
+   * C-5: /readyz answers 503 at once, the listeners serve on for `shutdownDelayMs`, then stop
+   * (in-flight requests get up to `graceMs` more) and the store closes. A second call, at once or
+   * later, resolves when the first is done (A-11).
    */
   close(graceMs?: number): Promise<void>;
   /**
@@ -142,16 +144,15 @@ export function createService(options: ServiceOptions = {}): Service {
   // R: HTTPS first (T-3), before anything else is looked at; the store opens on demand.
   const admin = (pick: (h: Parts['admin']) => Handler): Handler => async (ctx, params) => (requireHttps(ctx), pick((await ready()).admin)(ctx, params));
   // H-3: readiness asks the store itself (a file store: its files readable and its lock taken).
-  const healthRegistry = createRegistry(
-    createHealthRegistry({
-      ready: async () => {
-        const { store } = await ready();
-        await store.ping();
-      },
-      onNotReady: (error) => log.warn('not ready: the user store does not answer', { error: error instanceof Error ? error.message : String(error) }),
-    }),
-    false,
-  );
+  // L-2: at most one check at a time, shared by concurrent probes and kept briefly (health.ts).
+  const readiness = createHealth({
+    ready: async () => {
+      const { store } = await ready();
+      await store.ping();
+    },
+    onNotReady: (error) => log.warn('not ready: the user store does not answer', { error: error instanceof Error ? error.message : String(error) }),
+  });
+  const healthRegistry = createRegistry(readiness.loaders, false);
   const health = createRepresentationHandler({ base: `${basePath}/`, resolve: (name) => healthRegistry.get(name), selector, authenticate: authenticateCaller });
   const healthRoutes = new Set(['/healthz', '/readyz']);
   const router = createRouter<Handler>({
@@ -241,7 +242,7 @@ export function createService(options: ServiceOptions = {}): Service {
       const { store, users } = await ready();
       // S-4: on a database the first server records the settings and every later one must agree;
       // none drops the cluster's Digest secrets to suit itself.
-      await settingsOf(store)?.agree(await wantedSettings(config));
+      await store.settings?.agree(await wantedSettings(config));
       await users.warmUp();
       let { cert, key } = config;
       let dev: DevCertificate | undefined;
@@ -269,7 +270,7 @@ export function createService(options: ServiceOptions = {}): Service {
       }
       // Only a server that did start drops them: a second start on a busy port must not wipe
       // the secrets of the Digest server already running there.
-      if (!config.digest && settingsOf(store) === undefined) await dropDigestSecrets(store);
+      if (!config.digest && store.settings === undefined) await dropDigestSecrets(store);
       // H-2: the files are watched; a development certificate (no files) is not.
       if (config.certFile !== undefined && config.keyFile !== undefined) {
         certWatcher = watchCertificatePair(config.certFile, config.keyFile, config.certPollIntervalMs, () => void reloadCertificate().catch(() => {}));
@@ -283,6 +284,13 @@ export function createService(options: ServiceOptions = {}): Service {
     async close(graceMs = 10_000) {
       validateOptionalInteger(graceMs, 'graceMs', 0, 2 ** 31 - 1);
       return lifecycle.close(async () => {
+        // C-5 (amended): readiness fails first, and the listeners serve on for the shutdown delay so
+        // a load balancer stops sending here before they close.
+        readiness.stopServing();
+        if (listeners !== undefined && config.shutdownDelayMs > 0) {
+          log.info(`stopping: /readyz answers 503; serving on for ${config.shutdownDelayMs} ms`);
+          await new Promise((resolve) => setTimeout(resolve, config.shutdownDelayMs));
+        }
       // C-5: one grace for everything close() waits for, the requests and the work they started.
       const deadline = performance.now() + graceMs;
       certWatcher?.close();
@@ -366,24 +374,28 @@ async function open(
   const opened = await openStore(config.store, {
     hooks: { onWarning: (message, fields) => log.warn(message, fields), onCompactError: (error) => log.error('users store compaction failed; it is retried later', error) },
     postgres: config.postgres,
+    userhash: computeUserhash,
   });
   const store = metrics === undefined ? opened : instrumentStore(opened, metrics);
   // S-4: on a database, CLI commands and library calls follow the settings its servers recorded.
-  const recorded = await settingsOf(store)?.read().catch(async (error: unknown) => {
+  const recorded = await store.settings?.read().catch(async (error: unknown) => {
     await store.close();
     throw error;
   });
   const realm = recorded?.realm ?? config.realm;
   let vault: DigestVault | undefined;
-  // U-1 (amended): side files live beside the real store file, so every path to one store (a
-  // symbolic link among them) finds the same key.
-  const keyFile = config.digestKeyBesideStore ? join(dirname(await resolveStorePath(config.store, false)), 'digest.key') : config.digestKeyFile;
+  let nonceKey: Buffer | undefined;
   if (recorded?.digest ?? config.digest) {
-    vault = await openDigestVault(keyFile);
-    if (recorded !== undefined && digestKeyFingerprint(await readFile(keyFile)) !== recorded.digestKeyFingerprint) {
+    // U-1 (amended): side files live beside the real store file, so every path to one store (a
+    // symbolic link among them) finds the same key; a memory store's key lives in memory (U-6).
+    const keyFile = config.digestKeyBesideStore ? join(dirname(await resolveStorePath(config.store, false)), 'digest.key') : config.digestKeyFile;
+    const key = config.digestKeyInMemory ? newDigestKey() : await loadDigestKey(keyFile);
+    if (recorded !== undefined && digestKeyFingerprint(key) !== recorded.digestKeyFingerprint) {
       await store.close();
       throw new ServiceError('ERR_STORE_SETTINGS', `the Digest key ${keyFile} is not the one this database's servers use (S-4): give every instance the same --digest-key file`);
     }
+    vault = createDigestVault(key);
+    nonceKey = nonceSecret(key);
   }
   // Work that goes on after its answer was written (P-12's issuance, a token's delivery): close()
   // waits for it within the grace.
@@ -418,7 +430,7 @@ async function open(
     users,
     throttle: store.throttle,
     nonces: store.nonces,
-    digest: vault === undefined ? undefined : { auth: createDigestAuth({ realm, secret: await nonceSecret(keyFile) }), vault },
+    digest: vault === undefined || nonceKey === undefined ? undefined : { auth: createDigestAuth({ realm, secret: nonceKey }), vault },
     ...(metrics === undefined ? {} : { onRefused: (kind: 'locked' | 'busy') => metrics.throttled(kind) }),
   });
   const { put, post } = createPasswordHandlers({ users, auth, maxBodyBytes: config.maxBodyBytes });
@@ -462,8 +474,8 @@ async function open(
  * The HMAC key of the stateless Digest nonces, derived from the vault's key file so nonces outlive a
  * restart (a client then gets `stale=true`, not a hard failure) without a second secret on disk.
  */
-async function nonceSecret(keyFile: string): Promise<Buffer> {
-  return Buffer.from(hkdfSync('sha256', await readFile(keyFile), Buffer.alloc(0), 'httpskit digest nonce', 32));
+function nonceSecret(key: Buffer): Buffer {
+  return Buffer.from(hkdfSync('sha256', key, Buffer.alloc(0), 'httpskit digest nonce', 32));
 }
 
 /** S-4: what this server's configuration says about the settings instances must share. */

@@ -20,7 +20,7 @@ export const COMMANDS: readonly Command[] = [
     args: [],
     synopsis: '',
     summary: 'start the HTTPS server (the default command)',
-    flags: ['host', 'port', 'store', 'cert', 'key', 'cert-dir', 'http-port', 'digest', 'digest-key', 'trust-proxy', 'min-length', 'scrypt-ln', 'no-hsts', 'no-http2', ...POSTGRES_FLAGS, 'no-migrate', 'metrics-port', 'log-level', 'on-reset-token'],
+    flags: ['host', 'port', 'store', 'cert', 'key', 'cert-dir', 'http-port', 'digest', 'digest-key', 'trust-proxy', 'min-length', 'scrypt-ln', 'no-hsts', 'no-http2', ...POSTGRES_FLAGS, 'no-migrate', 'metrics-port', 'shutdown-delay', 'log-level', 'on-reset-token'],
     store: 'creates',
     run: serve,
   },

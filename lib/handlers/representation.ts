@@ -1,6 +1,7 @@
 import type { RequestContext } from '../http/context.js';
 import { requirePreconditions } from '../http/preconditions.js';
 import { HttpError, problem } from '../http/problem.js';
+import { pathSegment } from '../http/path-segment.js';
 import { decodeComponent, parsePairs } from '../http/query.js';
 import type { Reply } from '../http/reply.js';
 import { createMemo } from '../memo.js';
@@ -79,7 +80,7 @@ function parseTarget(key: string, base: string): Target {
     }
   }
   const query = linkQuery(pairs);
-  const encodedName = encodeURIComponent(name);
+  const encodedName = pathSegment(name);
   const path = (format: Format): string => `${base}${encodedName}.${format}${query}`;
   const alternate = (format: Format): string => `<${path(format)}>; rel="alternate"; type="${format === 'json' ? 'application/json' : 'application/xml'}"`;
   // N-13, within reason: a long query would make these headers larger than clients accept.

@@ -230,7 +230,7 @@ test('P-10 a library instance or CLI command without Digest leaves a Digest serv
   assert.equal((await off.users.list()).length, 1);
   await off.users.issueResetToken('kim');
   await off.close();
-  const { openStore } = await import('../../lib/users/store.js');
+  const { openStore } = await import('../../lib/store/open.js');
   const reopened = await openStore(store);
   assert.notEqual((await reopened.get('kim'))?.digest, undefined);
   await reopened.close();

@@ -7,7 +7,7 @@ import { readFile, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
-import { openStore } from '../../lib/users/store.js';
+import { openStore } from '../../lib/store/open.js';
 import { verifyPassword } from '../../lib/users/password-hash.js';
 import { CURL_PROTOCOL_FLAG, curlSkip, serve } from '../helpers/cli.js';
 import { PROTOCOLS, type Protocol } from '../helpers/https.js';

@@ -5,7 +5,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { consumeResetToken, issueResetToken } from '../../lib/users/reset-tokens.js';
-import { openStore, type Store, type UserRecord } from '../../lib/users/store.js';
+import { openStore, type Store, type UserRecord } from '../../lib/store/open.js';
 
 const MINUTE = 60_000;
 

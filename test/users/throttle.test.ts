@@ -1,10 +1,11 @@
-// P-8 on the file store's throttle ledger (lib/users/ledger-file.ts), with a fake clock.
+// P-8 on the file store's throttle ledger (lib/store/file/ledger-file.ts), with a fake clock.
 // The ledger tests that every store must pass are in the store conformance suite.
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { createFileLedgers } from '../../lib/users/ledger-file.js';
-import { resolveThrottlePolicy, type ThrottlePolicy } from '../../lib/users/ledgers.js';
+import { createFileLedgers } from '../../lib/store/file/ledger-file.js';
+import type { ThrottlePolicy } from '../../lib/store/ledgers.js';
+import { resolveThrottlePolicy } from '../../lib/store/throttle-policy.js';
 import { addressKey } from '../../lib/users/throttle.js';
 import { tempDir } from '../helpers/tmp.js';
 

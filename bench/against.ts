@@ -1,0 +1,465 @@
+// `npm run bench -- --against REF`: the working tree against the git ref REF (a commit, a tag,
+// `main`), side by side in the same alternating rounds, as HEAD ÷ REF per scenario.
+//
+//   npm run bench -- --against 7e3f665 [--only "h1 json,h2"] [--rounds N] [--seconds S]
+//                    [--connections N] [--rebuild] [--unpinned] [--cpu-prof]
+//
+// REF is built in a temporary git worktree (its own `npm ci`, its own `npm run build`), and its
+// dist/ kept under bench/results/against/<commit>/ (a commit's build never changes; --rebuild
+// builds it again); the worktree is removed after. Both versions are driven the same way, so old
+// refs need no bench code of their own: log on is the CLI (`dist/bin/httpskit.js serve`, its
+// request log on stdout, pointed at /dev/null), log off is the library's createService({ log: false })
+// (servers/against-lib.ts; versions before --log-level have no CLI switch for it). Each server's CPU
+// time is read from /proc/<pid>/stat, so nothing runs inside the servers but the servers.
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, openSync, closeSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { once } from 'node:events';
+import { createServer, type AddressInfo } from 'node:net';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { connect } from 'node:tls';
+import { parseArgs } from 'node:util';
+import { BUILD_DIR, pinToCpu, startLoad } from './children.js';
+import { CHROME_ACCEPT, checkBodies, runRound, summarizeScenario, type Measured, type RoundFigure, type Scenario } from './http.js';
+import { JSON_BODY, XML_BODY } from './servers/bodies.js';
+import { median, range, sleep } from './stats.js';
+
+const ROOT = join(import.meta.dirname, '..');
+const CACHE = join(import.meta.dirname, 'results', 'against');
+/** The CPU-per-request target of issue 23: HEAD at most 0.95 × the ref it is measured against. */
+const TARGET = 0.95;
+/** A low scrypt cost for the start-up dummy hash (U-3): 1 MiB to free instead of 128, so the rounds can start sooner. */
+const SCRYPT_LN = 10;
+const SETTLE_MS = 2_000;
+
+export class AgainstUsageError extends Error {}
+
+export interface AgainstOptions {
+  readonly ref: string;
+  /** Scenario filters: a scenario runs when every word of one filter is in its name. */
+  readonly only: readonly string[];
+  readonly rounds: number;
+  readonly seconds: number;
+  readonly connections: number;
+  readonly rebuild: boolean;
+  readonly pin: boolean;
+  readonly cpuProf: boolean;
+}
+
+const positive = (flag: string, text: string | undefined, fallback: number, whole: boolean): number => {
+  if (text === undefined) return fallback;
+  const n = Number(text);
+  if (!Number.isFinite(n) || n <= 0 || (whole && !Number.isInteger(n))) throw new AgainstUsageError(`--${flag} must be a ${whole ? 'whole ' : ''}number above 0, got "${text}"`);
+  return n;
+};
+
+/** The options of an --against run; throws AgainstUsageError for anything it cannot take. */
+export function parseAgainstArgs(argv: readonly string[]): AgainstOptions {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args: [...argv],
+      options: {
+        against: { type: 'string' },
+        only: { type: 'string' },
+        rounds: { type: 'string' },
+        seconds: { type: 'string' },
+        connections: { type: 'string' },
+        rebuild: { type: 'boolean', default: false },
+        unpinned: { type: 'boolean', default: false },
+        'cpu-prof': { type: 'boolean', default: false },
+      },
+    }));
+  } catch (error) {
+    throw new AgainstUsageError((error as Error).message);
+  }
+  const ref = values.against ?? '';
+  if (ref.trim() === '') throw new AgainstUsageError('--against needs a git ref (a commit, a tag, a branch such as main)');
+  const only = (values.only ?? '').split(',').map((s) => s.trim().toLowerCase()).filter((s) => s !== '');
+  const options: AgainstOptions = {
+    ref,
+    only,
+    rounds: positive('rounds', values.rounds, 4, true),
+    seconds: positive('seconds', values.seconds, 2, false),
+    connections: positive('connections', values.connections, 50, true),
+    rebuild: values.rebuild === true,
+    pin: values.unpinned !== true,
+    cpuProf: values['cpu-prof'] === true,
+  };
+  if (againstScenarios(options).length === 0) throw new AgainstUsageError(`--only "${values.only ?? ''}" matches no scenario; known: ${againstScenarios({ only: [] }).map((s) => s.name).join('; ')}`);
+  return options;
+}
+
+/** The commit REF names, or AgainstUsageError (never a ref read as an option: --end-of-options). */
+export function resolveRef(ref: string): string {
+  try {
+    return execFileSync('git', ['rev-parse', '--verify', '--quiet', '--end-of-options', `${ref}^{commit}`], { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+  } catch {
+    throw new AgainstUsageError(`"${ref}" is not a commit, tag or branch of this repository (git rev-parse found none)`);
+  }
+}
+
+type Side = 'HEAD' | 'REF';
+type LogMode = 'log-on' | 'log-off';
+const serverName = (side: Side, log: LogMode): string => `${side} ${log}`;
+
+/** h1 (HTTP/1.1 keep-alive, autocannon) and h2 (one connection, 100 streams, h2load) × JSON, XML × log on, off. */
+export function againstScenarios(options: Pick<AgainstOptions, 'only'>): Scenario[] {
+  const list: Scenario[] = [];
+  for (const log of ['log-on', 'log-off'] as const) {
+    for (const [proto, mode] of [
+      ['h1', 'keepalive'],
+      ['h2', 'h2'],
+    ] as const) {
+      for (const [kind, path, headers, body] of [
+        ['json', '/api/something.json?param1=hello', {}, JSON_BODY],
+        ['xml', '/api/something?param1=hello', { accept: CHROME_ACCEPT }, XML_BODY],
+      ] as const) {
+        const ours = serverName('HEAD', log);
+        const peer = serverName('REF', log);
+        list.push({ name: `${proto} ${kind} ${log}`, proto: 'https', path, headers, expectedBody: body, mode, servers: [ours, peer], comparisons: [[ours, peer, TARGET]] });
+      }
+    }
+  }
+  return list.filter((s) => options.only.length === 0 || options.only.some((filter) => filter.split(/\s+/).every((word) => s.name.includes(word))));
+}
+
+/** A version's build: its CLI and its library entry point. */
+interface Build {
+  readonly bin: string;
+  readonly index: string;
+}
+
+function run(command: string, args: readonly string[], cwd: string, what: string): void {
+  try {
+    execFileSync(command, [...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 64 * 2 ** 20 });
+  } catch (error) {
+    const e = error as { stdout?: Buffer; stderr?: Buffer };
+    const tail = `${e.stdout?.toString() ?? ''}${e.stderr?.toString() ?? ''}`.slice(-2_000);
+    throw new Error(`${what} failed (${command} ${args.join(' ')} in ${cwd}):\n${tail}`);
+  }
+}
+
+/**
+ * The ref's build, from the cache or made now: `git worktree add --detach` under a temporary
+ * directory, `npm ci` (its own lock file), `npm run build` (its own script), dist/ copied out,
+ * the worktree removed whatever happened.
+ */
+function buildRef(commit: string, rebuild: boolean, progress: (line: string) => void): Build {
+  const dir = join(CACHE, commit);
+  const build: Build = { bin: join(dir, 'dist', 'bin', 'httpskit.js'), index: join(dir, 'dist', 'lib', 'index.js') };
+  if (!rebuild && existsSync(join(dir, 'complete'))) {
+    progress(`REF ${commit.slice(0, 10)}: built before (${dir}; --rebuild to build again)`);
+    return build;
+  }
+  const temp = mkdtempSync(join(tmpdir(), 'httpskit-against-'));
+  const tree = join(temp, 'tree');
+  try {
+    progress(`REF ${commit.slice(0, 10)}: git worktree add, npm ci, npm run build in ${tree} …`);
+    run('git', ['worktree', 'add', '--detach', tree, commit], ROOT, 'git worktree add');
+    run('npm', ['ci', '--prefer-offline', '--ignore-scripts', '--no-audit', '--no-fund'], tree, 'npm ci');
+    run('npm', ['run', 'build'], tree, 'npm run build');
+    if (!existsSync(join(tree, 'dist', 'bin', 'httpskit.js'))) throw new Error(`the build of ${commit} has no dist/bin/httpskit.js`);
+    rmSync(dir, { recursive: true, force: true });
+    mkdirSync(dir, { recursive: true });
+    cpSync(join(tree, 'dist'), join(dir, 'dist'), { recursive: true });
+    // The CLI reads its version from the package.json above dist/.
+    cpSync(join(tree, 'package.json'), join(dir, 'package.json'));
+    writeFileSync(join(dir, 'complete'), `${new Date().toISOString()}\n`);
+    return build;
+  } finally {
+    try {
+      execFileSync('git', ['worktree', 'remove', '--force', tree], { cwd: ROOT, stdio: 'ignore' });
+    } catch {
+      // not added, or already gone
+    }
+    rmSync(temp, { recursive: true, force: true });
+    try {
+      execFileSync('git', ['worktree', 'prune'], { cwd: ROOT, stdio: 'ignore' });
+    } catch {
+      // nothing to prune
+    }
+  }
+}
+
+const CLOCK_TICKS = (() => {
+  try {
+    return Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+  } catch {
+    return 100;
+  }
+})();
+
+/** User and system CPU of a whole process (every thread, the ended ones too), µs, from /proc/<pid>/stat. */
+export function procCpu(pid: number): { cpuMicros: number; systemMicros: number } {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
+  // Fields after the command name (which may hold spaces), from field 3 on: utime is the 14th field, stime the 15th.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const user = Number(fields[11]);
+  const system = Number(fields[12]);
+  const micros = (ticks: number): number => (ticks * 1e6) / CLOCK_TICKS;
+  return { cpuMicros: micros(user + system), systemMicros: micros(system) };
+}
+
+/** A server process of either version, measured from outside. */
+class ProcServer implements Measured {
+  readonly httpUrl = '';
+  #stderr = '';
+  constructor(
+    readonly name: string,
+    readonly url: string,
+    readonly child: ChildProcess,
+  ) {
+    child.stderr?.setEncoding('utf8').on('data', (chunk: string) => (this.#stderr = (this.#stderr + chunk).slice(-4_000)));
+  }
+
+  get pid(): number {
+    return this.child.pid ?? -1;
+  }
+
+  get stderr(): string {
+    return this.#stderr;
+  }
+
+  usage(): Promise<{ cpuMicros: number; systemMicros: number }> {
+    return Promise.resolve(procCpu(this.pid));
+  }
+
+  async stop(): Promise<void> {
+    const child = this.child;
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    child.kill('SIGTERM');
+    const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+    await exited;
+    clearTimeout(timer);
+  }
+}
+
+/** A port free on loopback now (the servers are told it: stdout, where the CLI states it, is /dev/null). */
+async function freePort(): Promise<number> {
+  const probe = createServer().listen(0, '127.0.0.1');
+  await once(probe, 'listening');
+  const { port } = probe.address() as AddressInfo;
+  await new Promise((resolve) => probe.close(resolve));
+  return port;
+}
+
+/** The protocol a TLS connection to the port settles on when offered h2 first (ALPN). */
+function alpnOf(port: number): Promise<string | false> {
+  return new Promise((resolve, reject) => {
+    const socket = connect({ host: '127.0.0.1', port, rejectUnauthorized: false, ALPNProtocols: ['h2', 'http/1.1'] }, () => {
+      const protocol = socket.alpnProtocol ?? false;
+      socket.destroy();
+      resolve(protocol);
+    });
+    socket.once('error', reject);
+  });
+}
+
+async function waitUntilListening(server: ProcServer, port: number): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    if (server.child.exitCode !== null || server.child.signalCode !== null) throw new Error(`${server.name} exited before listening:\n${server.stderr}`);
+    try {
+      await alpnOf(port);
+      return;
+    } catch {
+      if (Date.now() > deadline) throw new Error(`${server.name} is not listening on ${port} after 60 s:\n${server.stderr}`);
+      await sleep(100);
+    }
+  }
+}
+
+interface StartArgs {
+  readonly certFile: string;
+  readonly keyFile: string;
+  readonly work: string;
+  readonly round: number;
+  readonly profileDir: string | undefined;
+}
+
+async function startServer(side: Side, log: LogMode, build: Build, args: StartArgs): Promise<ProcServer> {
+  const name = serverName(side, log);
+  const port = await freePort();
+  const store = join(args.work, `${side}-${log}-${args.round}.json`);
+  const script =
+    log === 'log-on'
+      ? [build.bin, 'serve', '--host', '127.0.0.1', '--port', String(port), '--cert', args.certFile, '--key', args.keyFile, '--store', store, '--scrypt-ln', String(SCRYPT_LN)]
+      : [join(BUILD_DIR, 'bench', 'servers', 'against-lib.js'), build.index, JSON.stringify({ port, certFile: args.certFile, keyFile: args.keyFile, store, scryptLn: SCRYPT_LN })];
+  const profile = args.profileDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${join(args.profileDir, name.replace(' ', '-'))}`];
+  // No HTTPSKIT_* setting of the caller's environment reaches either version.
+  const env = Object.fromEntries(Object.entries(process.env).filter(([key]) => !key.startsWith('HTTPSKIT_')));
+  const devNull = openSync('/dev/null', 'w');
+  const child = spawn(process.execPath, [...profile, ...script], { cwd: args.work, env, stdio: ['ignore', devNull, 'pipe'] });
+  closeSync(devNull);
+  const server = new ProcServer(name, `https://127.0.0.1:${port}`, child);
+  await waitUntilListening(server, port);
+  return server;
+}
+
+interface Ratio {
+  readonly median: number;
+  readonly min: number;
+  readonly max: number;
+  readonly perRound: readonly number[];
+}
+
+export interface AgainstRow {
+  readonly scenario: string;
+  /** HEAD ÷ REF, round by round: CPU per request, req/s, p99 latency, peak RSS. */
+  readonly cpu: Ratio;
+  readonly rps: Ratio;
+  readonly p99: Ratio;
+  readonly rss: Ratio;
+  readonly headCpuMicros: number;
+  readonly refCpuMicros: number;
+  readonly headRps: number;
+  readonly refRps: number;
+  readonly bodiesMatch: boolean;
+  readonly failed: number;
+  readonly met: boolean;
+}
+
+function ratioOf(rounds: readonly RoundFigure[], ours: string, peer: string, figure: (f: RoundFigure) => number): Ratio {
+  const perRound: number[] = [];
+  for (const round of [...new Set(rounds.map((r) => r.round))].sort((a, b) => a - b)) {
+    const a = rounds.find((r) => r.round === round && r.server === ours);
+    const b = rounds.find((r) => r.round === round && r.server === peer);
+    if (a !== undefined && b !== undefined) perRound.push(figure(a) / figure(b));
+  }
+  const [min, max] = range(perRound);
+  return { median: median(perRound), min, max, perRound };
+}
+
+const fmt = (r: Ratio): string => `${r.median.toFixed(3)} (${r.min.toFixed(2)}–${r.max.toFixed(2)})`;
+
+export function markdownAgainst(rows: readonly AgainstRow[], head: string, ref: string): string {
+  const lines = [
+    `| scenario (HEAD ${head} ÷ REF ${ref}) | CPU/request (min–max) | req/s | p99 | peak RSS | HEAD µs/req | REF µs/req | ≤ ${TARGET} |`,
+    '|---|---|---|---|---|---|---|---|',
+  ];
+  for (const r of rows) {
+    const flags = `${r.bodiesMatch ? '' : ' (body differs!)'}${r.failed > 0 ? ` (${r.failed} failed)` : ''}`;
+    lines.push(`| ${r.scenario}${flags} | ${fmt(r.cpu)} | ${fmt(r.rps)} | ${fmt(r.p99)} | ${fmt(r.rss)} | ${r.headCpuMicros.toFixed(1)} | ${r.refCpuMicros.toFixed(1)} | ${r.met ? 'met' : 'missed'} |`);
+  }
+  return lines.join('\n');
+}
+
+/** The whole --against run; resolves with the exit code (2: usage, 1: failure). */
+export async function againstMain(argv: readonly string[], compile: () => void): Promise<number> {
+  let options: AgainstOptions;
+  let commit: string;
+  try {
+    options = parseAgainstArgs(argv);
+    commit = resolveRef(options.ref);
+  } catch (error) {
+    if (!(error instanceof AgainstUsageError)) throw error;
+    console.error(`bench --against: ${error.message}`);
+    return 2;
+  }
+  const progress = (line: string): void => console.log(line);
+  const started = Date.now();
+  const headCommit = execFileSync('git', ['rev-parse', 'HEAD'], { cwd: ROOT, encoding: 'utf8' }).trim();
+  const dirty = execFileSync('git', ['status', '--porcelain', '--untracked-files=no'], { cwd: ROOT, encoding: 'utf8' }).trim() !== '';
+  const headLabel = `${headCommit.slice(0, 10)}${dirty ? '+changes' : ''}`;
+  const refLabel = commit.startsWith(options.ref) ? commit.slice(0, 10) : `${options.ref} (${commit.slice(0, 10)})`;
+  compile();
+  const head: Build = { bin: join(BUILD_DIR, 'bin', 'httpskit.js'), index: join(BUILD_DIR, 'lib', 'index.js') };
+  const ref = buildRef(commit, options.rebuild, progress);
+  const chosen = againstScenarios(options);
+  const logModes = [...new Set(chosen.map((s) => s.name.split(' ')[2] as LogMode))];
+  progress(`HEAD ${headLabel} against REF ${refLabel}: ${chosen.map((s) => s.name).join(', ')}; ${options.rounds} rounds of ${options.seconds} s, ${options.connections} connections; load ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+
+  const { createSelfSignedCertificate } = await import('../lib/tls/dev-cert.js');
+  const work = mkdtempSync(join(tmpdir(), 'httpskit-against-run-'));
+  const { cert, key } = createSelfSignedCertificate();
+  const certFile = join(work, 'cert.pem');
+  const keyFile = join(work, 'key.pem');
+  writeFileSync(certFile, cert);
+  writeFileSync(keyFile, key, { mode: 0o600 });
+  const profileDir = options.cpuProf ? join(import.meta.dirname, 'results', 'profiles', 'against') : undefined;
+  if (profileDir !== undefined) rmSync(profileDir, { recursive: true, force: true });
+
+  const load = await startLoad();
+  const pinned = options.pin && pinToCpu(load.pid, 1);
+  const figures = new Map<Scenario, RoundFigure[]>(chosen.map((s) => [s, []]));
+  const bodies = new Map<Scenario, Map<string, boolean>>();
+  const skipped = new Map<Scenario, string>();
+  const runOptions = { rounds: options.rounds, seconds: options.seconds, slices: 2, warmupSeconds: 0.5, connections: options.connections, progress };
+  try {
+    for (let round = 0; round < options.rounds; round++) {
+      const servers = new Map<string, ProcServer>();
+      try {
+        for (const log of logModes) {
+          for (const side of ['HEAD', 'REF'] as const) {
+            const server = await startServer(side, log, side === 'HEAD' ? head : ref, { certFile, keyFile, work, round, profileDir });
+            if (pinned) pinToCpu(server.pid, 0);
+            servers.set(server.name, server);
+          }
+        }
+        await sleep(SETTLE_MS);
+        for (const scenario of chosen) {
+          if (skipped.has(scenario)) continue;
+          if (round === 0 && scenario.mode === 'h2') {
+            // A version before H-1 speaks HTTP/1.1 only: its h2 scenarios cannot be compared.
+            for (const name of scenario.servers) {
+              const server = servers.get(name);
+              if (server !== undefined && (await alpnOf(Number(new URL(server.url).port))) !== 'h2') skipped.set(scenario, `${name} does not speak HTTP/2 (ALPN)`);
+            }
+            if (skipped.has(scenario)) {
+              progress(`  ${scenario.name}: skipped, ${skipped.get(scenario) ?? ''}`);
+              continue;
+            }
+          }
+          if (round === 0) bodies.set(scenario, await checkBodies(scenario, servers));
+          figures.get(scenario)?.push(...(await runRound(scenario, servers, load, runOptions, round)));
+        }
+      } finally {
+        for (const server of servers.values()) await server.stop();
+      }
+    }
+  } finally {
+    await load.stop();
+    rmSync(work, { recursive: true, force: true });
+  }
+
+  const rows: AgainstRow[] = [];
+  for (const scenario of chosen) {
+    if (skipped.has(scenario)) continue;
+    const rounds = figures.get(scenario) ?? [];
+    const [ours, peer] = scenario.servers as [string, string];
+    const summary = summarizeScenario(scenario, new Set(scenario.servers), rounds, bodies.get(scenario) ?? new Map());
+    const cpu = ratioOf(rounds, ours, peer, (f) => f.cpuPerRequestMicros);
+    rows.push({
+      scenario: scenario.name,
+      cpu,
+      rps: ratioOf(rounds, ours, peer, (f) => f.rps),
+      p99: ratioOf(rounds, ours, peer, (f) => f.p99Ms),
+      rss: ratioOf(rounds, ours, peer, (f) => f.peakRssKiB),
+      headCpuMicros: summary.servers[ours]?.cpuPerRequestMicros ?? Number.NaN,
+      refCpuMicros: summary.servers[peer]?.cpuPerRequestMicros ?? Number.NaN,
+      headRps: summary.servers[ours]?.rps ?? Number.NaN,
+      refRps: summary.servers[peer]?.rps ?? Number.NaN,
+      bodiesMatch: Object.values(summary.servers).every((s) => s.bodyMatches),
+      failed: Object.values(summary.servers).reduce((sum, s) => sum + s.failed, 0),
+      met: cpu.median <= TARGET,
+    });
+  }
+  const seconds = Math.round((Date.now() - started) / 1000);
+  const markdown = [
+    `HEAD ${headLabel} ÷ REF ${refLabel}, ${new Date(started).toISOString()}: ${options.rounds} rounds of ${options.seconds} s per server and scenario ` +
+      `(2 slices in alternating order, fresh processes every round), ${options.connections} connections (h2: one, 100 streams)` +
+      `${pinned ? ', servers on CPU 0 and the load generator on CPU 1' : ''}; load average at the end ${loadavg().map((l) => l.toFixed(2)).join(' ')}; took ${seconds} s. ` +
+      'Median of the per-round ratios, min–max beside it. log-on: the CLI, its log to /dev/null; log-off: createService({ log: false }).',
+    '',
+    markdownAgainst(rows, headLabel, refLabel),
+    ...[...skipped].map(([scenario, why]) => `\n${scenario.name}: not compared, ${why}.`),
+  ].join('\n');
+  mkdirSync(join(import.meta.dirname, 'results'), { recursive: true });
+  const json = `${JSON.stringify({ head: headLabel, ref: options.ref, refCommit: commit, options, pinned, rows, rounds: Object.fromEntries([...figures].map(([s, f]) => [s.name, f])) }, null, 2)}\n`;
+  writeFileSync(join(import.meta.dirname, 'results', 'against-latest.json'), json);
+  writeFileSync(join(import.meta.dirname, 'results', 'against-latest.md'), `${markdown}\n`);
+  console.log(`\n${markdown}\n\nResults: bench/results/against-latest.json, bench/results/against-latest.md${profileDir === undefined ? '' : `; profiles in ${profileDir}`}`);
+  return 0;
+}

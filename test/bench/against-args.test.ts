@@ -1,0 +1,33 @@
+// `npm run bench -- --against REF` (issue 23): arguments it cannot take are refused at once, with a
+// message that says why and exit code 2, before anything is built or started.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+
+const ROOT = join(import.meta.dirname, '..', '..');
+
+function bench(...args: string[]): { status: number | null; stderr: string; stdout: string } {
+  const r = spawnSync(process.execPath, ['--import', 'tsx', join(ROOT, 'bench', 'run.ts'), ...args], { cwd: ROOT, encoding: 'utf8', timeout: 60_000 });
+  return { status: r.status, stderr: r.stderr, stdout: r.stdout };
+}
+
+for (const [args, message] of [
+  [['--against', 'no-such-ref-23'], /"no-such-ref-23" is not a commit, tag or branch/],
+  // Never read as an option of git.
+  [['--against=--all'], /"--all" is not a commit, tag or branch/],
+  [['--against'], /argument missing/],
+  [['--against', 'HEAD', '--rounds', '0'], /--rounds must be a whole number above 0/],
+  [['--against', 'HEAD', '--seconds', 'abc'], /--seconds must be a number above 0/],
+  [['--against', 'HEAD', '--only', 'h3 yaml'], /matches no scenario; known: h1 json log-on/],
+  [['--against', 'HEAD', '--no-such-flag'], /Unknown option '--no-such-flag'/],
+] as const) {
+  test(`bench --against ${args.join(' ')}: exit 2, ${String(message)}`, () => {
+    const r = bench(...args);
+    assert.equal(r.status, 2, r.stderr);
+    assert.match(r.stderr, /^bench --against: /);
+    assert.match(r.stderr, message);
+    // Refused before the build: nothing was compiled.
+    assert.doesNotMatch(r.stdout, /building/);
+  });
+}
