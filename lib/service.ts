@@ -436,6 +436,7 @@ async function open(
   const { put, post } = createPasswordHandlers({ users, auth, maxBodyBytes: config.maxBodyBytes });
   const authenticateCaller = createCallerAuthenticator(auth, users, callerRecords);
   const admin = createUserHandlers({
+    basePath: config.basePath,
     users,
     authenticate: authenticateCaller,
     selector,
