@@ -77,7 +77,7 @@ export interface Store {
    * ERR_STORE_UNAVAILABLE) and changes nothing.
    */
   update<T>(name: string, fn: (current: UserRecord | undefined, view: UpdateView) => UpdateDecision<T>, options?: UpdateOptions): Promise<T>;
-  /** Readiness (H-3): resolves when the store can serve reads and writes, rejects otherwise. */
+  /** Readiness (H-3): resolves when the store answers reads, rejects otherwise; never waits for the writers' lock. */
   ping(): Promise<void>;
   readonly throttle: ThrottleLedger;
   readonly nonces: NonceLedger;

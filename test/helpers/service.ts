@@ -19,6 +19,8 @@ export const FAST_SCRYPT = { ln: 10, r: 8, p: 1 } as const;
 export interface Started {
   readonly url: string;
   readonly httpUrl: string | undefined;
+  /** The metrics listener's URL (with metricsPort: 0). */
+  readonly metricsUrl: string | undefined;
   readonly service: Service;
   readonly dir: string;
   readonly store: string;
@@ -61,10 +63,11 @@ export async function startService(t: TestContext, options: ServiceOptions = {},
       await removeTempDir(dir);
     }
   });
-  const { url, httpUrl } = await service.listen();
+  const { url, httpUrl, metricsUrl } = await service.listen();
   return {
     url,
     httpUrl,
+    metricsUrl,
     service,
     dir,
     store,

@@ -127,8 +127,9 @@ class FileStore implements Store {
 
   async ping(): Promise<void> {
     this.#assertOpen();
-    // The lock taken and the files read: what every write needs.
-    await this.#exclusive(() => this.#replica.sync());
+    // Never queued behind the writers (issue 19): a flood of probes must not hold a write up,
+    // nor a long write make a probe fail. What is on disk is read and parsed, not locked.
+    await this.#replica.check();
   }
 
   async init(): Promise<void> {

@@ -2,6 +2,7 @@
 // files. Every method except `unchanged()` expects the caller (store.ts) to hold the lock.
 import { open } from 'node:fs/promises';
 import { writeAll, writeDurably } from '../../fs/durable-write.js';
+import { errorCode } from '../../fs/errno.js';
 import type { StoreHooks } from '../options.js';
 import type { UserRecord } from '../store.js';
 import { handleId, readRange, readWhole, sameId, statId, statIdSync, type FileId } from './files.js';
@@ -61,11 +62,27 @@ export class Replica {
     return view !== undefined && sameId(statIdSync(this.#journalPath), view.journal);
   }
 
+  /**
+   * Readiness (H-3) without the writers' lock and without touching this replica: the files are
+   * the ones already loaded and can still be read, or else what is there now parses. Only reads:
+   * a compaction replaces files by rename and a torn last line is not an error, so no lock is
+   * needed to see a consistent state.
+   */
+  async check(): Promise<void> {
+    if (this.unchanged()) {
+      await Promise.all([readable(this.#path), readable(this.#journalPath)]);
+      return;
+    }
+    const [snapshot, journal] = await Promise.all([readWhole(this.#path), readWhole(this.#journalPath)]);
+    if (snapshot !== undefined) parseSnapshot(snapshot.bytes, this.#path);
+    if (journal !== undefined) parseJournal(journal.bytes, this.#journalPath, 1, true);
+  }
+
   /** Creates an empty store when neither file exists, and loads (modes and owners were checked at open). */
   async open(): Promise<void> {
     if ((await statId(this.#path)) === undefined && (await statId(this.#journalPath)) === undefined) {
-      await writeDurably(this.#path, snapshotText(0, []));
-      await writeDurably(this.#journalPath, journalHeader(0));
+      await writeDurably(this.#path, snapshotText(0, []), { temporary: `${this.#path}.tmp` });
+      await writeDurably(this.#journalPath, journalHeader(0), { temporary: `${this.#journalPath}.tmp` });
     }
     await this.#load();
   }
@@ -127,8 +144,8 @@ export class Replica {
       await this.#hooks.beforeCompact?.();
       // Snapshot first: until the journal is replaced too, its older generation marks it as
       // already folded in, so a crash between the two steps loses nothing.
-      await writeDurably(this.#path, snapshotText(generation, this.sorted()));
-      await writeDurably(this.#journalPath, header);
+      await writeDurably(this.#path, snapshotText(generation, this.sorted()), { temporary: `${this.#path}.tmp` });
+      await writeDurably(this.#journalPath, header, { temporary: `${this.#journalPath}.tmp` });
       const snapshot = await statId(this.#path);
       const journal = await statId(this.#journalPath);
       this.#view =
@@ -197,7 +214,7 @@ export class Replica {
     try {
       if (!view.journalUsable || view.journal === undefined) {
         const header = journalHeader(view.generation);
-        await writeDurably(this.#journalPath, header);
+        await writeDurably(this.#journalPath, header, { temporary: `${this.#journalPath}.tmp` });
         const journal = await statId(this.#journalPath);
         view = { ...view, journal, journalUsable: true, validEnd: Buffer.byteLength(header), lines: 1 };
       } else if (view.journal.size > view.validEnd) {
@@ -218,4 +235,13 @@ export class Replica {
     this.#view = view;
     return view;
   }
+}
+
+/** Opens `path` for reading and closes it: the permission and the directory are still there. */
+async function readable(path: string): Promise<void> {
+  const handle = await open(path, 'r').catch((error: unknown) => {
+    if (errorCode(error) === 'ENOENT') return undefined;
+    throw error;
+  });
+  await handle?.close();
 }

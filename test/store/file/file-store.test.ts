@@ -1,12 +1,15 @@
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { chmod, mkdtemp, readFile, stat, utimes, writeFile, readdir } from 'node:fs/promises';
 import { tmpdir, hostname } from 'node:os';
 import { removeTempDir } from '../../helpers/tmp.js';
 import { join } from 'node:path';
 import { openStore, type Store, type StoreOptions, type UserRecord } from '../../../lib/store/open.js';
 import { journalHeader, journalLine, snapshotText } from '../../../lib/store/file/format.js';
+
+const LOCK_HOLDER = fileURLToPath(new URL('../../fixtures/lock-holder.ts', import.meta.url));
 
 async function tempDir(t: TestContext): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'store-'));
@@ -364,6 +367,34 @@ test('U-1: a live lock makes the store wait, then fail with ERR_STORE_LOCKED; a 
   // An unreadable lock (its creator may not have written it yet) is only judged by age.
   await writeFile(`${path}.lock`, '');
   await assert.rejects(openStore(path, { lockTimeoutMs: 30 }), { code: 'ERR_STORE_LOCKED' });
+});
+
+test('H-3 (issue 19): ping() answers at once while another process holds the writers\' lock; it still reads and parses the files', async (t) => {
+  const path = join(await tempDir(t), 'users.json');
+  const store = await open(t, path, { lockTimeoutMs: 10_000 });
+  await put(store, user('alice'));
+  const holder = spawn(process.execPath, ['--import', 'tsx', LOCK_HOLDER, `${path}.lock`], { stdio: ['pipe', 'pipe', 'inherit'] });
+  t.after(() => holder.kill());
+  await new Promise<void>((resolve, reject) => {
+    holder.stdout.on('data', (chunk: Buffer) => chunk.toString().includes('held') && resolve());
+    holder.once('exit', (code) => reject(new Error(`the lock holder exited with ${code}`)));
+  });
+  // A write now waits for the lock; a ping must not.
+  let written = false;
+  const write = put(store, user('bob')).then(() => (written = true));
+  const started = performance.now();
+  await store.ping();
+  assert.ok(performance.now() - started < 500, `ping took ${Math.round(performance.now() - started)} ms`);
+  // What another process appended is read and parsed: a damaged line makes the store not ready.
+  const journal = await readFile(`${path}.journal`, 'utf8');
+  await writeFile(`${path}.journal`, `${journal}{"op":"put","user":\n`);
+  await assert.rejects(store.ping(), { code: 'ERR_STORE_CORRUPT' });
+  await writeFile(`${path}.journal`, journal);
+  await store.ping();
+  assert.equal(written, false);
+  holder.stdin.end();
+  await write;
+  assert.equal((await store.get('bob'))?.name, 'bob');
 });
 
 test('U-1: opening sweeps lock leftovers of killed processes', async (t) => {
