@@ -2,6 +2,7 @@
 export { createService } from './service.js';
 export type { Service, UserOperations } from './service.js';
 export type { HttpRequest, HttpResponse, RequestHandler } from './http/messages.js';
+export type { FetchHandler, FetchInit } from './http/fetch-adapter.js';
 export type { CertificatePair } from './tls/certificate-pair.js';
 export type { ServiceOptions, ResetTokenEvent, PasswordChangedEvent, UserChangedEvent } from './config.js';
 export type { ResourceLoader, ResourceContext, ResourceDefinition, ResourceEntry, ItemContext, Created, Caller } from './resources/resource.js';

@@ -23,6 +23,8 @@ export interface ResourceWriteOptions {
   readonly resource: ServedResource;
   readonly selector: Selector;
   readonly authenticate: (ctx: RequestContext) => Promise<Caller>;
+  /** A-9: the mount prefix of the URLs written (Location, Content-Location, Link). @default '' */
+  readonly basePath?: string;
 }
 
 export interface ResourceWriteHandlers {
@@ -45,8 +47,9 @@ export function createResourceWriteHandlers(o: ResourceWriteOptions): ResourceWr
   if (def === undefined) return {};
   const { name, check, maxBodyBytes, requireConditional } = resource;
   const shape = { root: resource.itemRoot };
-  const itemBase = `/api/${name}/`;
-  const collectionTargets = createTargetMemo('/api/');
+  const basePath = o.basePath ?? '';
+  const itemBase = `${basePath}/api/${name}/`;
+  const collectionTargets = createTargetMemo(`${basePath}/api/`);
   const itemTargets = createTargetMemo(itemBase);
   const lock = createKeyedLock();
   const item = def.item;
