@@ -1,12 +1,12 @@
-// End-to-end over real TLS, both protocols: CONTRACT A-5 (resources with methods and items), A-6's
+// End-to-end over real TLS, both protocols, and through service.fetch (A-8): CONTRACT A-5 (resources with methods and items), A-6's
 // body rules as far as the service applies them, A-7 (conditional writes) and A-12 (the OpenAPI
 // document of what is served). Every response is also checked against the service's own document.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { createService, HttpError, problem, ServiceError, type ResourceDefinition, type ServiceOptions } from '../../lib/index.js';
-import { PROTOCOLS, type Response } from '../helpers/https.js';
-import { startService, type Started } from '../helpers/service.js';
+import type { Response } from '../helpers/https.js';
+import { serve, WAYS, type Served, type Way } from '../helpers/ways.js';
 import { parseXml } from '../helpers/xml-parse.js';
 
 interface Book {
@@ -73,11 +73,11 @@ function assertProblem(r: Response, status: number, slug: string): Record<string
   return p;
 }
 
-async function start(t: Parameters<typeof startService>[0], protocol: (typeof PROTOCOLS)[number], books: ResourceDefinition, options: ServiceOptions = {}): Promise<Started> {
-  return startService(t, { resources: { books }, ...options }, protocol);
+async function start(t: Parameters<typeof serve>[0], way: Way, books: ResourceDefinition, options: ServiceOptions = {}): Promise<Served> {
+  return serve(t, { resources: { books }, ...options }, way);
 }
 
-for (const protocol of PROTOCOLS) {
+for (const protocol of WAYS) {
   test(`A-5 POST creates: 201, Location, the negotiated value with its ETag; GET of the Location gives the same (${protocol})`, async (t) => {
     const lib = library();
     const s = await start(t, protocol, lib.definition);
@@ -197,7 +197,7 @@ for (const protocol of PROTOCOLS) {
     const lib = library();
     const { parse: _parse, ...unparsed } = lib.definition;
     const schema = { type: 'object', required: ['title'], additionalProperties: false, properties: { title: { type: 'string', minLength: 1 }, year: { type: 'integer' } } };
-    const s = await startService(
+    const s = await serve(
       t,
       {
         resources: {
@@ -222,7 +222,7 @@ for (const protocol of PROTOCOLS) {
   });
 
   test(`A-5 OPTIONS and 405 list exactly the methods defined; a resource without get or post has no collection route (${protocol})`, async (t) => {
-    const s = await startService(t, { resources: { books: library().definition, notes: { item: { get: (id: string) => ({ id }) } }, plain: () => 1 } }, protocol);
+    const s = await serve(t, { resources: { books: library().definition, notes: { item: { get: (id: string) => ({ id }) } }, plain: () => 1 } }, protocol);
     const collection = await s.fetch('/api/books', { method: 'OPTIONS' });
     assert.equal(collection.status, 204);
     assert.equal(collection.headers['allow'], 'GET, POST, HEAD, OPTIONS');
@@ -240,7 +240,7 @@ for (const protocol of PROTOCOLS) {
   });
 
   test(`A-5 a method's HttpError is the answer, in the request's format; ctx.authenticate() works for items (${protocol})`, async (t) => {
-    const s = await startService(
+    const s = await serve(
       t,
       {
         resources: {
