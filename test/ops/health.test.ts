@@ -34,7 +34,14 @@ function controlled(options: Omit<HealthOptions, 'ready'> = {}) {
       throw error;
     }
   };
-  return { health, probe, pending, failures, calls: () => calls };
+  /** A probe whose store check is the `n`th, which succeeds. */
+  const answeredBy = async (n: number): Promise<number> => {
+    const answer = probe();
+    await tick();
+    pending[n]?.resolve();
+    return answer;
+  };
+  return { health, probe, answeredBy, pending, failures, calls: () => calls };
 }
 
 const tick = () => new Promise((resolve) => setImmediate(resolve));
@@ -57,10 +64,7 @@ test('L-2 concurrent probes share one store check and its answer', async () => {
 
 test('L-2 an answer is kept for cacheMs: probes within it do not reach the store', async () => {
   const r = controlled({ cacheMs: 200 });
-  const first = r.probe();
-  await tick();
-  r.pending[0]?.resolve();
-  assert.equal(await first, 200);
+  assert.equal(await r.answeredBy(0), 200);
   for (let i = 0; i < 20; i++) assert.equal(await r.probe(), 200);
   assert.equal(r.calls(), 1);
   await new Promise((resolve) => setTimeout(resolve, 250));
@@ -93,10 +97,7 @@ test('L-2 a check past the time-out answers 503 and is not repeated while it sti
 
 test('C-5 after stopServing(), /readyz is 503 at once, a cached 200 and a check under way notwithstanding; /healthz stays 200', async () => {
   const r = controlled({ cacheMs: 60_000 });
-  const first = r.probe();
-  await tick();
-  r.pending[0]?.resolve();
-  assert.equal(await first, 200);
+  assert.equal(await r.answeredBy(0), 200);
   r.health.stopServing();
   assert.equal(await r.probe(), 503);
   assert.equal(r.calls(), 1);
