@@ -45,7 +45,7 @@ test('L-2 HTTP/2 slow readers: 16 connections × 100 streams of 150 KB that neve
   for (let i = 0; i < 3; i++) assert.equal((await request(`${server.url}/api/big.json`, { ca: server.ca, protocol: 'h2', unchecked: true })).status, 200);
   await server.collectGarbage();
   const baseline = server.rssMiB();
-  const baseFds = server.descriptors();
+  const baseSockets = server.sockets();
 
   // Half announce a window of 0 (nothing can be sent, they read what comes); half keep the default
   // 64 KiB window, never send WINDOW_UPDATE and stop reading their socket.
@@ -65,12 +65,12 @@ test('L-2 HTTP/2 slow readers: 16 connections × 100 streams of 150 KB that neve
   const sent = (performance.now() - opened) / 1e3;
 
   // A client that does not read cannot see the server close: open sessions are counted as the
-  // server's descriptors (one per connection) above its baseline.
+  // server's sockets (one per connection) above its baseline.
   const samples: Array<{ s: number; rss: number; open: number }> = [];
   const served: Array<{ status: number; ms: number }> = [];
   while (performance.now() - opened < 40_000) {
     await sleep(1_000);
-    samples.push({ s: (performance.now() - opened) / 1e3, rss: server.rssMiB(), open: Math.max(0, server.descriptors() - baseFds) });
+    samples.push({ s: (performance.now() - opened) / 1e3, rss: server.rssMiB(), open: Math.max(0, server.sockets() - baseSockets) });
     if (samples.length % 5 === 0) served.push(await normal(server, samples.length % 10 === 0 ? 'h1' : 'h2'));
   }
   const beforeGc = server.rssMiB();
@@ -150,9 +150,9 @@ test('L-2 HTTP/1.1 slow readers: connections that never read a large response ar
   const requestTimeoutMs = 2_000;
   const bigBytes = 8_000_000;
   const server = await startChildServer(t, await tempDir(t), { requestTimeoutMs, headersTimeoutMs: requestTimeoutMs, bigBytes, http2: false });
-  const baseFds = server.descriptors();
+  const baseSockets = server.sockets();
   // Stuck readers never read: their receive window fills, then the server's send buffer. A paused
-  // client does not see the server close either, so the server's descriptors are counted.
+  // client does not see the server close either, so the server's sockets are counted.
   const stuck = await Promise.all(Array.from({ length: 5 }, () => h1Get(server)));
   for (const socket of stuck) socket.pause();
   t.after(() => stuck.forEach((socket) => socket.destroy()));
@@ -166,11 +166,11 @@ test('L-2 HTTP/1.1 slow readers: connections that never read a large response ar
     steady.pause();
     setTimeout(() => steady.resume(), chunk.length / 1_000);
   });
-  assert.equal(server.descriptors(), baseFds + 6);
+  assert.equal(server.sockets(), baseSockets + 6);
   let cutAt: number | undefined;
   while (performance.now() - started < requestTimeoutMs + 10_000) {
     await sleep(100);
-    if (server.descriptors() <= baseFds + 1) {
+    if (server.sockets() <= baseSockets + 1) {
       cutAt = performance.now() - started;
       break;
     }
