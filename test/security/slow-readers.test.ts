@@ -9,7 +9,10 @@ import { tmpdir } from 'node:os';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { connect, type TLSSocket } from 'node:tls';
+import { ServiceError } from '../../lib/errors.js';
+import { createService } from '../../lib/index.js';
 import { request } from '../helpers/https.js';
+import { startService } from '../helpers/service.js';
 import { noProcFs, startChildServer, type ChildServer } from './helpers/child-server.js';
 import { ERROR, errorCode, frame, FRAME, headersFrame, RawH2, settingsFrame } from './helpers/h2-frames.js';
 
@@ -185,4 +188,27 @@ test('L-2 HTTP/1.1 slow readers: connections that never read a large response ar
   assert.ok(got > bigBytes, `the steady reader got its whole response (${got} bytes)`);
   assert.ok(performance.now() - started > 2 * requestTimeoutMs, 'the steady reader took longer than the time-out');
   assert.ok(server.alive());
+});
+
+test('L-2 maxUnsentBytes: a session holds no more unsent than configured (the rest is refused with ENHANCE_YOUR_CALM); a wrong value is ERR_INVALID_OPTION', async (t) => {
+  for (const maxUnsentBytes of [0, 65_535, 2 ** 31, 1.5, '1048576']) {
+    assert.throws(() => createService({ maxUnsentBytes } as never), (e: unknown) => e instanceof ServiceError && e.code === 'ERR_INVALID_OPTION', String(maxUnsentBytes));
+  }
+  const body = 'x'.repeat(150_000);
+  const s = await startService(t, { maxUnsentBytes: 1_048_576, resources: { big: () => ({ body }) } });
+  const c = await RawH2.open(Number(new URL(s.url).port), s.ca);
+  t.after(() => c.close());
+  await c.write(settingsFrame([[SETTINGS_INITIAL_WINDOW_SIZE, 0]]));
+  await c.write(...Array.from({ length: 20 }, (_, n) => headersFrame(2 * n + 1, { path: '/api/big.json' })));
+  const refused = async (): Promise<number> => {
+    await sleep(100);
+    return c.frames.filter((f) => f.type === FRAME.RST_STREAM && errorCode(f) === ERROR.ENHANCE_YOUR_CALM).length;
+  };
+  let n = 0;
+  for (let i = 0; i < 50 && n < 14; i++) n = await refused();
+  const answered = new Set(c.frames.filter((f) => f.type === FRAME.HEADERS).map((f) => f.streamId)).size;
+  t.diagnostic(`${answered} responses held (about 150 KB each), ${n} refused`);
+  // 1 MiB holds six bodies of 150 KB: the seventh would pass it.
+  assert.equal(answered, 6);
+  assert.equal(n, 14);
 });
