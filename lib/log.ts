@@ -125,7 +125,7 @@ export function createLineWriter(
         oldest = clock();
         if (timer === undefined) {
           timer = setTimeout(onTimer, IDLE_FLUSH_MS);
-          // Lines still pending at exit are written by the exit hook (stdoutLines) or flush().
+          // Lines still pending at exit are written by flush() (the CLI calls it before it exits).
           timer.unref();
         }
       } else if (n >= MAX_PENDING_LINES || clock() - oldest >= LINE_DELAY_MS) flush();
@@ -139,19 +139,3 @@ export const LINE_DELAY_MS = 25;
 /** The longest a log line waits (when no later line comes): what a reader of the log can lag by. */
 export const IDLE_FLUSH_MS = 100;
 const MAX_PENDING_LINES = 256;
-
-let stdoutWriter: ReturnType<typeof createLineWriter> | undefined;
-
-/**
- * The default sink, standard output, shared by every service of the process (one writer, so one
- * exit hook: lines still pending when the process exits are written then, synchronously as Node
- * writes to files and pipes).
- */
-export function stdoutLines(): (line: string) => void {
-  if (stdoutWriter === undefined) {
-    const writer = createLineWriter((text) => void process.stdout.write(text));
-    process.once('exit', writer.flush);
-    stdoutWriter = writer;
-  }
-  return stdoutWriter.write;
-}
