@@ -169,6 +169,12 @@ for (const way of WAYS) {
     const q = problemOf(patch, 422, 'unprocessable');
     assert.deepEqual((q['errors'] as Array<{ pointer: string }>).map((e) => e.pointer).sort(), ['', '/year']);
     assert.deepEqual(JSON.parse((await s.fetch('/api/books/1.json')).body), { title: 'Dune', year: 1965 });
+    // A __proto__ member is a member like any other: not allowed here, and no prototype was set.
+    const proto = problemOf(await send(s, 'POST', '/api/books', '{"title":"x","__proto__":{"admin":true}}'), 422, 'unprocessable');
+    assert.deepEqual((proto['errors'] as Array<{ pointer: string }>).map((e) => e.pointer), ['/__proto__']);
+    const merged = problemOf(await send(s, 'PATCH', '/api/books/1', '{"__proto__":{"year":"x"}}', { 'content-type': 'application/merge-patch+json' }), 422, 'unprocessable');
+    assert.deepEqual((merged['errors'] as Array<{ pointer: string }>).map((e) => e.pointer), ['/__proto__']);
+    assert.equal(({} as { admin?: unknown }).admin, undefined);
     assert.deepEqual(calls, []);
   });
 
