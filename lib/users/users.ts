@@ -53,6 +53,11 @@ export interface SetPasswordOptions {
   readonly knownCurrent?: string;
   /** A reset token to consume in the same atomic write (P-9: single use). */
   readonly token?: string;
+  /**
+   * The user's record as this request already read it (by the authenticator, or to answer 404):
+   * spares a read. The change itself still runs on the committed state, atomically.
+   */
+  readonly current?: UserRecord;
 }
 
 /**
@@ -163,7 +168,7 @@ export function createUsers(o: UsersOptions): Users {
     },
 
     async setPassword(name, password, options) {
-      const current = await o.store.get(name);
+      const current = options.current?.name === name ? options.current : await o.store.get(name);
       if (current === undefined) return 'not-found';
       const prepared = preparePassword(password);
       await policy(name, prepared, current, options.knownCurrent);
