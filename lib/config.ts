@@ -1,10 +1,12 @@
 import { dirname, join, resolve } from 'node:path';
 import { ServiceError } from './errors.js';
+import { DEFAULT_MAX_UNSENT_BYTES } from './http/http2-sessions.js';
+import { validateOptionalObject } from './validate.js';
 import { parseTrustProxy, type TrustProxy } from './http/trust-proxy.js';
 import { defineResource, type ServedResource } from './resources/definition.js';
 import type { ResourceEntry } from './resources/resource.js';
-import { isPostgresUrl, storeKind } from './store/spec.js';
-import { LOG_LEVELS, stdoutLines, type LogLevel } from './log.js';
+import { storeKind } from './store/spec.js';
+import { LOG_LEVELS, type LogLevel } from './log.js';
 
 /** The password-change events an embedder can subscribe to (CONTRACT A-4). */
 export interface ResetTokenEvent { readonly name: string; readonly token: string; readonly expiresAt: Date }
@@ -66,8 +68,8 @@ export interface ServiceOptions {
   realm?: string;
   /** Strict-Transport-Security max-age in seconds, or false for none (T-4). @default 31536000 */
   hstsMaxAge?: number | false;
-  /** scrypt cost as log2(N), r, p (U-3). @default { ln: 17, r: 8, p: 1 } */
-  scrypt?: { readonly ln: number; readonly r: number; readonly p: number };
+  /** scrypt cost as log2(N), r, p (U-3); a member left out keeps its default (A-10). @default { ln: 17, r: 8, p: 1 } */
+  scrypt?: { readonly ln?: number; readonly r?: number; readonly p?: number };
   /** Lifetime of a reset token (P-9). @default 900000 (15 minutes) */
   resetTokenTtlMs?: number;
   /** Hashes in flight at once, and waiting (P-8). @default libuv pool size, and 4x that */
@@ -81,12 +83,23 @@ export interface ServiceOptions {
   maxTargetLength?: number;
   maxBodyBytes?: number;
   /**
+   * L-2: response bytes one HTTP/2 connection may hold unsent across its streams (a reader that does
+   * not read). A body over 16 KiB that would go past it is refused with RST_STREAM(ENHANCE_YOUR_CALM);
+   * one response of any size may be held alone. @default 4194304 (4 MiB)
+   */
+  maxUnsentBytes?: number;
+  /**
    * Resources served at /api/<name> besides the built-in `something`: a loader `(query, context) => value`
    * (A-2), or a definition with methods and items `{ get, post, item: { get, put, delete }, schema, … }`
    * (A-5). A method that needs the caller calls `await context.authenticate()` (R-1's machinery).
    */
   resources?: Readonly<Record<string, ResourceEntry>>;
-  /** Where log lines go (one JSON object per line), or false for none. @default process.stdout */
+  /**
+   * A-9: the path prefix every route is served under (`'/svc'`), written into every Location,
+   * Content-Location, Link and `next` the service sends; nothing outside it is served. @default '' (none)
+   */
+  basePath?: string;
+  /** Where log lines go (one JSON object per line), or false for none (A-10: a library is quiet unless asked). @default false */
   log?: false | ((line: string) => void);
   /** What is logged: 'info' (a line per request), 'warn' (4xx and 5xx), 'error' (5xx), 'off'/'silent' (errors only). @default 'info' */
   logLevel?: 'info' | 'warn' | 'error' | 'off' | 'silent';
@@ -149,8 +162,11 @@ export interface Config {
   readonly maxHeaderBytes: number;
   readonly maxTargetLength: number;
   readonly maxBodyBytes: number;
+  readonly maxUnsentBytes: number;
   /** The embedder's resources, checked (A-5: a wrong shape is ERR_INVALID_OPTION naming the resource). */
   readonly resources: ReadonlyMap<string, ServedResource>;
+  /** '' or `/segment[/segment…]` without a trailing slash. */
+  readonly basePath: string;
   readonly log: false | ((line: string) => void);
   readonly logLevel: LogLevel;
   readonly metricsPort: number | undefined;
@@ -164,7 +180,7 @@ const KNOWN: { readonly [K in keyof ServiceOptions]-?: true } = {
   host: true, port: true, httpPort: true, http2: true, store: true, postgres: true, cert: true, key: true, certFile: true, keyFile: true, certPollIntervalMs: true, certDir: true, digest: true,
   digestKeyFile: true, trustProxy: true, minPasswordLength: true, realm: true, hstsMaxAge: true, scrypt: true,
   resetTokenTtlMs: true, hashConcurrency: true, hashQueueLimit: true, headersTimeoutMs: true, requestTimeoutMs: true,
-  keepAliveTimeoutMs: true, maxHeaderBytes: true, maxTargetLength: true, maxBodyBytes: true, resources: true, log: true,
+  keepAliveTimeoutMs: true, maxHeaderBytes: true, maxTargetLength: true, maxBodyBytes: true, maxUnsentBytes: true, resources: true, basePath: true, log: true,
   logLevel: true, metricsPort: true, shutdownDelayMs: true, onResetToken: true, onPasswordChanged: true, onUserChanged: true,
 };
 
@@ -173,7 +189,7 @@ export const RESOURCE_NAME = /^[a-z][a-z0-9_-]{0,63}$/;
 
 /** Validates options once and returns a frozen Config with every default filled in. */
 export function resolveConfig(options: ServiceOptions = {}): Config {
-  if (typeof options !== 'object' || options === null) invalid('options must be an object');
+  validateOptionalObject(options as unknown, 'options');
   for (const key of Object.keys(options)) {
     if (!(key in KNOWN)) invalid(`unknown option "${key}"`);
   }
@@ -190,8 +206,10 @@ export function resolveConfig(options: ServiceOptions = {}): Config {
   const realm = text(o.realm ?? 'httpskit', 'realm');
   // Printable ASCII without '"' or '\\': sent as a quoted-string, and Digest clients hash its bytes.
   if (!/^[\x20\x21\x23-\x5b\x5d-\x7e]+$/.test(realm)) invalid('realm must be printable ASCII without quotes or backslashes');
-  const scrypt = o.scrypt ?? { ln: 17, r: 8, p: 1 };
-  if (typeof scrypt !== 'object' || scrypt === null) invalid('scrypt must be an object { ln, r, p }');
+  if (o.scrypt !== undefined && (typeof o.scrypt !== 'object' || o.scrypt === null)) invalid('scrypt must be an object { ln, r, p }');
+  for (const key of Object.keys(o.scrypt ?? {})) if (!['ln', 'r', 'p'].includes(key)) invalid(`unknown scrypt option "${key}"`);
+  // A-10: nested options are merged with their defaults.
+  const scrypt = { ...SCRYPT_DEFAULTS, ...definedMembers(o.scrypt ?? {}) };
   if (typeof scrypt.ln === 'number' && typeof scrypt.r === 'number' && 128 * 2 ** scrypt.ln * scrypt.r > 2 ** 30) {
     invalid('scrypt cost needs more than 1 GiB per hash (128 * 2^ln * r); lower ln or r');
   }
@@ -244,8 +262,10 @@ export function resolveConfig(options: ServiceOptions = {}): Config {
     maxHeaderBytes: integer(o.maxHeaderBytes ?? 16_384, 'maxHeaderBytes', 1_024, 1_048_576),
     maxTargetLength: integer(o.maxTargetLength ?? 8_192, 'maxTargetLength', 64, 1_048_576),
     maxBodyBytes: integer(o.maxBodyBytes ?? 4_096, 'maxBodyBytes', 64, 1_048_576),
+    maxUnsentBytes: integer(o.maxUnsentBytes ?? DEFAULT_MAX_UNSENT_BYTES, 'maxUnsentBytes', 65_536, 1_073_741_824),
     resources,
-    log: o.log === undefined ? stdoutLines() : logOption(o.log),
+    basePath: basePathOption(o.basePath ?? ''),
+    log: o.log === undefined ? false : logOption(o.log),
     logLevel: logLevel(o.logLevel ?? 'info'),
     metricsPort: o.metricsPort === undefined ? undefined : integer(o.metricsPort, 'metricsPort', 0, 65_535),
     shutdownDelayMs: integer(o.shutdownDelayMs ?? 0, 'shutdownDelayMs', 0, 3_600_000),
@@ -253,6 +273,27 @@ export function resolveConfig(options: ServiceOptions = {}): Config {
     onPasswordChanged: hook(o.onPasswordChanged, 'onPasswordChanged'),
     onUserChanged: hook(o.onUserChanged, 'onUserChanged'),
   });
+}
+
+const SCRYPT_DEFAULTS = { ln: 17, r: 8, p: 1 } as const;
+
+/** The members whose value is not undefined (`{ ln: 14, r: undefined }` keeps the default r). */
+function definedMembers<T extends object>(value: T): Partial<T> {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
+}
+
+/**
+ * A-9: '' (none), or an absolute path of plain segments; a trailing slash is dropped (`/svc/` is
+ * `/svc`). No query, fragment, dot segment or percent sign: it is compared with the raw path.
+ */
+function basePathOption(value: unknown): string {
+  if (typeof value !== 'string') invalid('basePath must be a string such as "/svc"');
+  const path = value.endsWith('/') ? value.slice(0, -1) : value;
+  if (path === '') return '';
+  if (!/^(?:\/[A-Za-z0-9\-._~!$&'()*+,;=:@]+)+$/.test(path) || path.split('/').some((segment) => segment === '.' || segment === '..')) {
+    invalid(`basePath must be a path such as "/svc" (segments of letters, digits and -._~!$&'()*+,;=:@), got ${JSON.stringify(value)}`);
+  }
+  return path;
 }
 
 function invalid(message: string): never {

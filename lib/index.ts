@@ -2,9 +2,10 @@
 export { createService } from './service.js';
 export type { Service, UserOperations } from './service.js';
 export type { HttpRequest, HttpResponse, RequestHandler } from './http/messages.js';
+export type { FetchHandler, FetchInit } from './http/fetch-adapter.js';
 export type { CertificatePair } from './tls/certificate-pair.js';
 export type { ServiceOptions, ResetTokenEvent, PasswordChangedEvent, UserChangedEvent } from './config.js';
-export type { ResourceLoader, ResourceContext, Caller } from './resources/resource.js';
+export type { ResourceLoader, ResourceContext, ResourceDefinition, ResourceEntry, ItemContext, Created, Caller } from './resources/resource.js';
 export type { Role, UserInfo } from './users/users.js';
 export { PasswordPolicyError } from './users/users.js';
 export type { PolicyViolation } from './users/policy.js';

@@ -14,10 +14,12 @@ import { createUserHandlers, createUserResource } from './handlers/users.js';
 import { createRepresentationHandler } from './handlers/representation.js';
 import type { RequestContext } from './http/context.js';
 import type { Caller } from './resources/resource.js';
-import { createDispatcher, type Handler } from './http/dispatch.js';
-import type { RequestHandler } from './http/messages.js';
+import { createDispatcher, type Handler, type Next } from './http/dispatch.js';
+import { createFetchHandler, type FetchHandler } from './http/fetch-adapter.js';
+import type { HttpRequest, HttpResponse, RequestHandler } from './http/messages.js';
 import { createRouter } from './http/router.js';
 import { startListeners, type Listeners } from './http/server.js';
+import { Lifecycle } from './lifecycle.js';
 import { createLogger, type Logger } from './log.js';
 import { createHealth } from './ops/health.js';
 import { instrumentStore } from './ops/instrument-store.js';
@@ -39,7 +41,7 @@ import { resolveStorePath } from './store/file/path.js';
 import { openStore } from './store/open.js';
 import type { SharedSettings, Store, UserRecord } from './store/store.js';
 import { createUsers, type Role, type UserInfo, type Users } from './users/users.js';
-
+import { validateOptionalBoolean, validateOptionalInteger, validateOptionalObject, validateString, invalidArgument } from './validate.js';
 import { withTimeout } from './with-timeout.js';
 
 export interface Service {
@@ -48,11 +50,27 @@ export interface Service {
    * through the compatibility API, e.g. `http2.createSecureServer({ allowHTTP1: true }, handler)`.
    */
   readonly handler: RequestHandler;
-  /** Opens the store and starts the HTTPS (and optional HTTP and metrics) listeners. */
+  /**
+   * A-8: a request without a socket: what the global `fetch` takes (a Request, a URL, or a path
+   * such as `'/api/books.xml'`, resolved against `https://localhost`), through the same pipeline;
+   * an `http:` URL counts as plain HTTP (T-3). `init.address` is the client's address
+   * (default `127.0.0.1`). A fetch handler: it mounts in Hono (`app.mount`) and the like.
+   */
+  readonly fetch: FetchHandler;
+  /**
+   * A-9: Connect-style middleware (Express, Connect): the service's answer, or `next()` for a
+   * path it has no route for. Under a mount (`app.use('/svc', …)`) give `basePath: '/svc'`.
+   */
+  readonly middleware: (req: HttpRequest, res: HttpResponse, next: Next) => void;
+  /**
+   * Opens the store and starts the HTTPS (and optional HTTP and metrics) listeners. A-11: once
+   * only; while listening or after close() it rejects with ERR_SERVICE_STATE and opens nothing.
+   */
   listen(): Promise<{ readonly url: string; readonly httpUrl: string | undefined; readonly metricsUrl: string | undefined }>;
   /**
    * C-5: /readyz answers 503 at once, the listeners serve on for `shutdownDelayMs`, then stop
-   * (in-flight requests get up to `graceMs` more) and the store closes.
+   * (in-flight requests get up to `graceMs` more) and the store closes. A second call, at once or
+   * later, resolves when the first is done (A-11).
    */
   close(graceMs?: number): Promise<void>;
   /**
@@ -74,8 +92,11 @@ export interface UserOperations {
   add(name: string, password: string, options?: { readonly role?: Role }): Promise<UserInfo>;
   verify(name: string, password: string): Promise<boolean>;
   setPassword(name: string, password: string): Promise<void>;
-  /** False when there is no such user. (The embedder may remove the last admin; HTTP may not: R-5.) */
-  remove(name: string): Promise<boolean>;
+  /**
+   * False when there is no such user. The only admin is not removed: ERR_LAST_ADMIN (as R-5 over
+   * HTTP, A-11), unless `force` (an operator's own tooling).
+   */
+  remove(name: string, options?: { readonly force?: boolean }): Promise<boolean>;
   /** R-7: gives a user another role; ERR_USER_NOT_FOUND, or ERR_LAST_ADMIN to demote the only admin. */
   setRole(name: string, role: Role): Promise<void>;
   list(): Promise<UserInfo[]>;
@@ -117,11 +138,13 @@ export function createService(options: ServiceOptions = {}): Service {
   const gate = metrics === undefined ? hashGate : countRefusals(hashGate, metrics);
   let core: Promise<Core> | undefined;
   let parts: Promise<Parts> | undefined;
+  const lifecycle = new Lifecycle();
   // The records behind the callers authenticated (see createCallerAuthenticator): weakly held.
   const callerRecords = new WeakMap<Caller, UserRecord>();
   // A failed open (locked or corrupt store) is not remembered: the next request tries again.
+  // A-11: a closed service opens nothing again (a request that needs the store gets 503).
   const opened = (): Promise<Core> =>
-    (core ??= openCore(config, log, gate, metrics).catch((error: unknown) => {
+    lifecycle.closed ? Promise.reject(new ServiceError('ERR_SERVICE_STATE', 'the service is closed')) : (core ??= openCore(config, log, gate, metrics).catch((error: unknown) => {
       core = undefined;
       throw error;
     }));
@@ -135,9 +158,11 @@ export function createService(options: ServiceOptions = {}): Service {
 
   // A loader that asks who the caller is (ResourceContext.authenticate) opens the store on demand.
   const authenticateCaller = async (ctx: RequestContext): Promise<Caller> => (requireHttps(ctx), (await ready()).authenticateCaller(ctx));
+  // A-9: every path the service writes starts with its mount prefix.
+  const { basePath } = config;
   // R-1: the user is a resource on the same representation path, under /user/.
   const userResource = createUserResource({ get: async (name) => (await ready()).users.get(name) }, (caller) => callerRecords.get(caller));
-  const user = createRepresentationHandler({ base: '/user/', resolve: (name) => (name === '' ? undefined : userResource), selector, authenticate: authenticateCaller });
+  const user = createRepresentationHandler({ base: `${basePath}/user/`, resolve: (name) => (name === '' ? undefined : userResource), selector, authenticate: authenticateCaller });
   // R and P: the route table's guards come first (T-3, before anything else); the store opens on demand.
   const admin = (pick: (h: Parts['admin']) => Handler): Handler => async (ctx, params) => pick((await ready()).admin)(ctx, params);
   // H-3: readiness asks the store itself (a file store: its files readable and its lock taken).
@@ -150,13 +175,13 @@ export function createService(options: ServiceOptions = {}): Service {
     onNotReady: (error) => log.warn('not ready: the user store does not answer', { error: error instanceof Error ? error.message : String(error) }),
   });
   const healthRegistry = createRegistry(readiness.loaders);
-  const health = createRepresentationHandler({ base: '/', resolve: (name) => healthRegistry.get(name), selector, authenticate: authenticateCaller });
+  const health = createRepresentationHandler({ base: `${basePath}/`, resolve: (name) => healthRegistry.get(name), selector, authenticate: authenticateCaller });
   // A-12: every route declared once; the router, the dispatcher and the OpenAPI document read this table.
   let document: Readonly<Record<string, unknown>> | undefined;
   const openapi = (): Readonly<Record<string, unknown>> =>
-    (document ??= deepFreeze(openApiDocument(routes, { version: packageVersion() ?? '0.0.0', metrics: config.metricsPort !== undefined })));
+    (document ??= deepFreeze(openApiDocument(routes, { version: packageVersion() ?? '0.0.0', metrics: config.metricsPort !== undefined, basePath })));
   const routes = [
-    ...apiRoutes(servedResources(config.resources), selector, authenticateCaller),
+    ...apiRoutes(servedResources(config.resources), { selector, authenticate: authenticateCaller, basePath }),
     ...serviceRoutes(
       {
         health,
@@ -186,6 +211,7 @@ export function createService(options: ServiceOptions = {}): Service {
     // E-1: a route that chooses its representation by extension or return_type chooses its problems' too.
     negotiatedRoutes: routeLabels(routes, (route) => route.negotiated === true),
     maxTargetLength: config.maxTargetLength,
+    basePath,
     plainHeaders: securityHeaders,
     secureHeaders:
       config.hstsMaxAge === false ? securityHeaders : { ...securityHeaders, 'strict-transport-security': `max-age=${config.hstsMaxAge}` },
@@ -209,7 +235,13 @@ export function createService(options: ServiceOptions = {}): Service {
   };
 
   async function reloadCertificate(pair?: CertificatePair): Promise<boolean> {
-    if (listeners === undefined) throw new ServiceError('ERR_INVALID_OPTION', 'the service is not listening');
+    if (pair !== undefined) {
+      if (typeof pair !== 'object' || pair === null) throw invalidArgument('pair', 'an object { cert, key }', pair);
+      for (const member of ['cert', 'key'] as const) {
+        if (typeof pair[member] !== 'string' && !Buffer.isBuffer(pair[member])) throw invalidArgument(`pair.${member}`, 'PEM text (a string or a Buffer)', pair[member]);
+      }
+    }
+    if (listeners === undefined) throw new ServiceError('ERR_SERVICE_STATE', 'the service is not listening');
     if (pair === undefined && (config.certFile === undefined || config.keyFile === undefined)) {
       log.info('certificate not reloaded: no certificate files (development certificate or PEM text)');
       return false;
@@ -228,10 +260,12 @@ export function createService(options: ServiceOptions = {}): Service {
 
   return {
     handler,
+    fetch: createFetchHandler(handler),
+    middleware: handler.middleware,
     config,
     openapi,
-    async listen() {
-      if (listeners !== undefined) throw new ServiceError('ERR_INVALID_OPTION', 'the service is already listening');
+    listen: () =>
+      lifecycle.listen(async () => {
       const { store, users } = await ready();
       // S-4: on a database the first server records the settings and every later one must agree;
       // none drops the cluster's Digest secrets to suit itself.
@@ -252,7 +286,7 @@ export function createService(options: ServiceOptions = {}): Service {
       try {
         listeners = await startListeners({ ...config, cert, key, onListenerError: (error) => log.error('listener error', error) }, handler);
         if (metrics !== undefined && config.metricsPort !== undefined) {
-          scrape = await startMetricsListener(config.host, config.metricsPort, metrics.render);
+          scrape = await startMetricsListener(config.host, config.metricsPort, metrics.render, config);
         }
       } catch (error) {
         await listeners?.close(0);
@@ -272,16 +306,18 @@ export function createService(options: ServiceOptions = {}): Service {
       const metricsUrl = scrape?.url;
       log.notice('listening', { url, ...(httpUrl === undefined ? {} : { httpUrl }), ...(metricsUrl === undefined ? {} : { metricsUrl }) });
       return { url, httpUrl, metricsUrl };
-    },
+      }),
     reloadCertificate,
     async close(graceMs = 10_000) {
-      // C-5 (amended): readiness fails first, and the listeners serve on for the shutdown delay so
-      // a load balancer stops sending here before they close.
-      readiness.stopServing();
-      if (listeners !== undefined && config.shutdownDelayMs > 0) {
-        log.info(`stopping: /readyz answers 503; serving on for ${config.shutdownDelayMs} ms`);
-        await new Promise((resolve) => setTimeout(resolve, config.shutdownDelayMs));
-      }
+      validateOptionalInteger(graceMs, 'graceMs', 0, 2 ** 31 - 1);
+      return lifecycle.close(async () => {
+        // C-5 (amended): readiness fails first, and the listeners serve on for the shutdown delay so
+        // a load balancer stops sending here before they close.
+        readiness.stopServing();
+        if (listeners !== undefined && config.shutdownDelayMs > 0) {
+          log.info(`stopping: /readyz answers 503; serving on for ${config.shutdownDelayMs} ms`);
+          await new Promise((resolve) => setTimeout(resolve, config.shutdownDelayMs));
+        }
       // C-5: one grace for everything close() waits for, the requests and the work they started.
       const deadline = performance.now() + graceMs;
       certWatcher?.close();
@@ -301,25 +337,54 @@ export function createService(options: ServiceOptions = {}): Service {
         // Only work given up on has its database connections ended; otherwise the store finishes what it has.
         await open.store.close({ abandon: gaveUp });
       }
+      });
     },
     users: {
-      add: (name, password, opts) => withUsers((u) => u.add(name, password, opts?.role ?? 'user')),
-      verify: (name, password) => withUsers(async (u) => (await u.verify(name, password)) !== undefined),
-      setPassword: (name, password) =>
-        withUsers(async (u) => {
+      add: async (name, password, opts) => {
+        validateString(name, 'name');
+        validateString(password, 'password');
+        validateOptionalObject(opts, 'options');
+        const role = opts?.role ?? 'user';
+        if (role !== 'user' && role !== 'admin') throw invalidArgument('options.role', '"user" or "admin"', role);
+        return withUsers((u) => u.add(name, password, role));
+      },
+      verify: async (name, password) => {
+        validateString(name, 'name');
+        validateString(password, 'password');
+        return withUsers(async (u) => (await u.verify(name, password)) !== undefined);
+      },
+      setPassword: async (name, password) => {
+        validateString(name, 'name');
+        validateString(password, 'password');
+        return withUsers(async (u) => {
           const outcome = await u.setPassword(name, password, { via: 'library', by: null });
           if (outcome !== 'ok') throw new ServiceError('ERR_USER_NOT_FOUND', `no user "${name}"`);
-        }),
-      remove: (name) => withUsers(async (u) => (await u.remove(name, { allowLastAdmin: true })) === 'ok'),
-      setRole: (name, role) =>
-        withUsers(async (u) => {
-          if (role !== 'user' && role !== 'admin') throw new ServiceError('ERR_INVALID_OPTION', 'role must be "user" or "admin"');
+        });
+      },
+      remove: async (name, opts) => {
+        validateString(name, 'name');
+        validateOptionalObject(opts, 'options');
+        validateOptionalBoolean(opts?.force, 'options.force');
+        return withUsers(async (u) => {
+          const outcome = await u.remove(name, { allowLastAdmin: opts?.force === true });
+          if (outcome === 'last-admin') throw new ServiceError('ERR_LAST_ADMIN', `"${name}" is the only admin; make another user admin first, or pass { force: true }`);
+          return outcome === 'ok';
+        });
+      },
+      setRole: async (name, role) => {
+        validateString(name, 'name');
+        if (role !== 'user' && role !== 'admin') throw invalidArgument('role', '"user" or "admin"', role);
+        return withUsers(async (u) => {
           const outcome = await u.setRole(name, role);
           if (outcome === 'not-found') throw new ServiceError('ERR_USER_NOT_FOUND', `no user "${name}"`);
           if (outcome === 'last-admin') throw new ServiceError('ERR_LAST_ADMIN', `"${name}" is the only admin; make another user admin first`);
-        }),
+        });
+      },
       list: () => withUsers((u) => u.list()),
-      issueResetToken: (name) => withUsers((u) => u.issueResetToken(name)),
+      issueResetToken: async (name) => {
+        validateString(name, 'name');
+        return withUsers((u) => u.issueResetToken(name));
+      },
     },
   };
 }
@@ -395,6 +460,7 @@ async function openHttp(core: Core, config: Config, log: Logger, metrics: Metric
   const { put, post } = createPasswordHandlers({ users, auth, maxBodyBytes: config.maxBodyBytes });
   const authenticateCaller = createCallerAuthenticator(auth, users, callerRecords);
   const admin = createUserHandlers({
+    basePath: config.basePath,
     users,
     authenticate: authenticateCaller,
     selector,

@@ -66,7 +66,8 @@ export const COMMANDS: readonly Command[] = [
     store: 'existing',
     run: (ctx) =>
       withService(ctx, async (s, name) => {
-        if (!(await s.users.remove(name))) throw new ServiceError('ERR_USER_NOT_FOUND', `no user "${name}"`);
+        // The operator's own tool: the last admin may go (A-11's force); `user add --admin` makes another.
+        if (!(await s.users.remove(name, { force: true }))) throw new ServiceError('ERR_USER_NOT_FOUND', `no user "${name}"`);
         ctx.io.stderr.write(`deleted user "${name}"\n`);
       }),
   },

@@ -13,15 +13,18 @@ import { strongEtag } from '../representation/etag.js';
 import type { Selector } from '../representation/select.js';
 import { noSuchItem, type ServedResource } from '../resources/definition.js';
 import { createKeyedLock } from '../resources/item-lock.js';
-import { pathSegment } from '../resources/path-segment.js';
+import { bareSegment } from '../http/path-segment.js';
+import { readJsonBody } from '../http/json-body.js';
+import { applyMergePatch } from '../resources/merge-patch.js';
 import type { Caller, Created, ResourceDefinition } from '../resources/resource.js';
-import { applyMergePatch, readResourceBody } from './resource-body.js';
 import { createTargetMemo, ItemLoaderContext, LoaderContext, representationEtags, representValue, searchOf, selectFor, type Target } from './representation.js';
 
 export interface ResourceWriteOptions {
   readonly resource: ServedResource;
   readonly selector: Selector;
   readonly authenticate: (ctx: RequestContext) => Promise<Caller>;
+  /** A-9: the mount prefix of the URLs written (Location, Content-Location, Link). @default '' */
+  readonly basePath?: string;
 }
 
 export interface ResourceWriteHandlers {
@@ -44,8 +47,9 @@ export function createResourceWriteHandlers(o: ResourceWriteOptions): ResourceWr
   if (def === undefined) return {};
   const { name, check, maxBodyBytes, requireConditional } = resource;
   const shape = { root: resource.itemRoot };
-  const itemBase = `/api/${name}/`;
-  const collectionTargets = createTargetMemo('/api/');
+  const basePath = o.basePath ?? '';
+  const itemBase = `${basePath}/api/${name}/`;
+  const collectionTargets = createTargetMemo(`${basePath}/api/`);
   const itemTargets = createTargetMemo(itemBase);
   const lock = createKeyedLock();
   const item = def.item;
@@ -84,10 +88,10 @@ export function createResourceWriteHandlers(o: ResourceWriteOptions): ResourceWr
   if (post !== undefined) {
     handlers.post = async (ctx, params) => {
       const selection = selectFor(selector, targetOf(collectionTargets, params['resource'] ?? '', ctx), ctx.headers.accept);
-      const body = await readResourceBody(ctx, { limit: maxBodyBytes, types: JSON_TYPES, acceptHeader: 'accept-post' });
+      const body = await readJsonBody(ctx, { limit: maxBodyBytes, types: JSON_TYPES, acceptHeader: 'accept-post' });
       const checked = await check(body);
       const created = createdOf(await post.call(def, checked, new LoaderContext(name, ctx, authenticate)), name);
-      const segment = pathSegment(String(created.id));
+      const segment = bareSegment(String(created.id));
       // The body is the new item: its own links, and Content-Location saying so (RFC 9110 §8.7).
       return representValue(201, itemTargets(segment), selection, shape, created.value ?? null, etagOf, { location: `${itemBase}${segment}`, located: true });
     };
@@ -99,14 +103,14 @@ export function createResourceWriteHandlers(o: ResourceWriteOptions): ResourceWr
       const target = targetOf(itemTargets, params['id'] ?? '', ctx);
       const selection = selectFor(selector, target, ctx.headers.accept);
       requireConditions(ctx);
-      const body = await readResourceBody(ctx, { limit: maxBodyBytes, types: JSON_TYPES });
+      const body = await readJsonBody(ctx, { limit: maxBodyBytes, types: JSON_TYPES, acceptHeader: 'accept-post' });
       const checked = await check(body);
       const context = new ItemLoaderContext(name, target.name, ctx, authenticate);
       return lock.run(target.name, async () => {
         const before = await current(ctx, target, context);
         const value = await put.call(item, target.name, checked, context);
         // A-5: 201 when `get` said the item did not exist.
-        if (getItem !== undefined && !before.exists) return answer(201, target, selection, value, `${itemBase}${pathSegment(target.name)}`);
+        if (getItem !== undefined && !before.exists) return answer(201, target, selection, value, `${itemBase}${bareSegment(target.name)}`);
         return answer(200, target, selection, value);
       });
     };
@@ -117,7 +121,7 @@ export function createResourceWriteHandlers(o: ResourceWriteOptions): ResourceWr
       const target = targetOf(itemTargets, params['id'] ?? '', ctx);
       const selection = selectFor(selector, target, ctx.headers.accept);
       requireConditions(ctx);
-      const patch = await readResourceBody(ctx, { limit: maxBodyBytes, types: MERGE_PATCH_TYPES, acceptHeader: 'accept-patch' });
+      const patch = await readJsonBody(ctx, { limit: maxBodyBytes, types: MERGE_PATCH_TYPES, acceptHeader: 'accept-patch' });
       const context = new ItemLoaderContext(name, target.name, ctx, authenticate);
       return lock.run(target.name, async () => {
         const before = await current(ctx, target, context);
@@ -136,7 +140,8 @@ export function createResourceWriteHandlers(o: ResourceWriteOptions): ResourceWr
       requireConditions(ctx);
       const context = new ItemLoaderContext(name, target.name, ctx, authenticate);
       return lock.run(target.name, async () => {
-        await current(ctx, target, context);
+        // Without a condition the current value decides nothing: it is not read.
+        if (ctx.headers['if-match'] !== undefined || ctx.headers['if-none-match'] !== undefined) await current(ctx, target, context);
         if ((await remove.call(item, target.name, context)) === false) throw noSuchItem();
         return NO_CONTENT;
       });

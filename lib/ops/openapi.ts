@@ -158,6 +158,8 @@ export interface DocumentOptions {
   readonly version: string;
   /** Whether the scrape listener (H-5) is on. */
   readonly metrics: boolean;
+  /** The service's mount prefix (A-9): the one server's URL. @default '' */
+  readonly basePath?: string;
   /** Named schemas the routes refer to (`#/components/schemas/<name>`), the embedder's among them. */
   readonly schemas?: Readonly<Record<string, Json>>;
 }
@@ -184,7 +186,7 @@ export function openApiDocument(routes: readonly RouteDecl[], options: DocumentO
       ].join('\n'),
       license: { name: 'MIT', identifier: 'MIT' },
     },
-    servers: [{ url: '/' }],
+    servers: [{ url: options.basePath === undefined || options.basePath === '' ? '/' : options.basePath }],
     tags: [
       { name: 'representations', description: 'Resources as JSON or XML (N-1..N-13).' },
       { name: 'passwords', description: 'Password changes and resets (P).' },

@@ -92,7 +92,7 @@ export function defineResource(name: string, entry: ResourceEntry): ServedResour
   if (def.schema !== undefined && typeof def.schema !== 'boolean' && (typeof def.schema !== 'object' || def.schema === null || Array.isArray(def.schema))) {
     invalid(`${where}: schema must be a JSON Schema (an object or a boolean)`);
   }
-  const check = createBodyCheck(def, where);
+  const check = createBodyCheck(def, `resources.${name}.schema`);
   const get = def.get;
   const itemGet = item?.get;
   const itemRoot = xml?.itemRoot ?? 'item';
