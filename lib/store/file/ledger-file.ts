@@ -13,9 +13,10 @@
 // attempt. From then on both write their leases, until one is alone again (it left with "q", or its
 // process is gone: ledger-peers.ts). A crashed process's leases expire.
 //
-// The lines and their codec: ledger-lines.ts; reading and appending them: line-journal.ts.
+// Split by job: the lines and their codec (ledger-lines.ts), the state and its decisions
+// (../ledger-state.ts), reading and appending the file (line-journal.ts), the peer protocol
+// (ledger-peers.ts); this file puts them together under the lock.
 // A lease id is "<server>.<n>": the leases of a server found gone go with it.
-import { randomBytes } from 'node:crypto';
 import { watch, type FSWatcher } from 'node:fs';
 import { basename, dirname } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -23,7 +24,7 @@ import { ServiceError } from '../../errors.js';
 import type { Ledgers, Outcome, Reservation, ThrottlePolicy } from '../ledgers.js';
 import { LedgerState, recent, type Lease } from '../ledger-state.js';
 import { decodeLine, encodeLine, type LedgerLine } from './ledger-lines.js';
-import { PeerTable } from './ledger-peers.js';
+import { PeerProtocol } from './ledger-peers.js';
 import { LineJournal } from './line-journal.js';
 
 export interface FileLedgerOptions {
@@ -76,14 +77,10 @@ export function createFileLedgers(o: FileLedgerOptions): FileLedgers {
 
   // This process as a server on the store: its id (a prefix of its lease ids), the other servers,
   // the newcomers it owes an acknowledgement, and every acknowledgement seen ("<from> <to>").
-  const self = randomBytes(9).toString('base64url');
+  const peers = new PeerProtocol(dropLeasesOf);
+  const { self } = peers;
   let leaseCount = 0;
-  const peers = new PeerTable();
-  const seenPeers = new Set<string>();
-  const owed = new Set<string>();
-  const acks = new Set<string>();
   let joining: Promise<void> | undefined;
-  let member = false;
   /** Announced and answered: attempts may be admitted without waiting for join(). */
   let joined = false;
   let left = false;
@@ -132,19 +129,9 @@ export function createFileLedgers(o: FileLedgerOptions): FileLedgers {
         state.applyIssued(line.account, line.at);
         return;
       case 'joined':
-        if (line.server === self) return;
-        peers.add(line.server, { pid: line.pid, host: line.host });
-        // A newcomer (not one re-read after a compaction) waits for our leases before it admits any.
-        if (!seenPeers.has(line.server) && member) owed.add(line.server);
-        seenPeers.add(line.server);
-        return;
       case 'left':
-        peers.delete(line.server);
-        owed.delete(line.server);
-        dropLeasesOf(line.server);
-        return;
       case 'ack':
-        acks.add(`${line.from} ${line.to}`);
+        peers.apply(line);
         return;
       case undefined:
         return;
@@ -193,13 +180,7 @@ export function createFileLedgers(o: FileLedgerOptions): FileLedgers {
       lines.push(leaseLine(id, lease));
       lease.published = true; // its end must be written now
     }
-    const live = peers.live(dropLeasesOf);
-    if (member) lines.push({ kind: 'joined', server: self, pid: process.pid, host: peers.host });
-    for (const [id, peer] of live) lines.push({ kind: 'joined', server: id, pid: peer.pid, host: peer.host });
-    for (const ack of acks) {
-      const [from = '', to = ''] = ack.split(' ');
-      if ((from === self || live.has(from)) && (to === self || live.has(to))) lines.push({ kind: 'ack', from, to });
-    }
+    lines.push(...peers.compactionLines());
     await journal.compact(lines.map(encodeLine).join(''));
     // Every failure counted ahead is in the new file now, from memory.
     for (const p of pending) p.written = true;
@@ -210,14 +191,14 @@ export function createFileLedgers(o: FileLedgerOptions): FileLedgers {
     queued(() =>
       o.exclusive(async () => {
         await catchUp();
-        if (owed.size > 0) await acknowledge();
+        if (peers.owing) await acknowledge();
         return task();
       }),
     );
 
   /** Acknowledges the newcomers seen by a catch-up outside the lock (locked() does it first thing). */
   const answerNewcomers = async (): Promise<void> => {
-    if (owed.size > 0) await locked(async () => undefined);
+    if (peers.owing) await locked(async () => undefined);
   };
 
   /** Under the lock: our leases into the side file, then a "k" line for each newcomer waiting for them. */
@@ -230,8 +211,8 @@ export function createFileLedgers(o: FileLedgerOptions): FileLedgers {
       lines.push(leaseLine(id, lease));
       written.push(lease);
     }
-    const newcomers = [...owed];
-    for (const peer of newcomers) lines.push({ kind: 'ack', from: self, to: peer });
+    const acknowledgements = peers.acknowledgements();
+    lines.push(...acknowledgements.lines);
     // Marked before the write: an attempt that ends while it is under way must write its end.
     for (const lease of written) lease.published = true;
     try {
@@ -240,18 +221,13 @@ export function createFileLedgers(o: FileLedgerOptions): FileLedgers {
       for (const lease of written) lease.published = false;
       throw error;
     }
-    for (const peer of newcomers) owed.delete(peer);
+    acknowledgements.done();
   }
 
   /** The leases of a server that left or whose process is gone. */
   function dropLeasesOf(server: string): void {
     const prefix = `${server}.`;
     for (const id of leases.keys()) if (id.startsWith(prefix)) leases.delete(id);
-  }
-
-  /** No other live server on the store: our attempts in flight may stay in memory. */
-  function alone(): boolean {
-    return peers.live(dropLeasesOf).size === 0;
   }
 
   /**
@@ -262,14 +238,13 @@ export function createFileLedgers(o: FileLedgerOptions): FileLedgers {
     joining ??= (async () => {
       if (watcher === undefined) watchSideFile();
       await locked(async () => {
-        await append([{ kind: 'joined', server: self, pid: process.pid, host: peers.host }], false);
-        member = true;
+        await append([peers.joinedLine()], false);
+        peers.member = true;
       });
-      const waitFor = [...peers.live(dropLeasesOf).keys()];
+      const waitFor = [...peers.live().keys()];
       const deadline = performance.now() + joinWaitMs;
       for (;;) {
-        const live = peers.live(dropLeasesOf);
-        const silent = waitFor.filter((id) => live.has(id) && !acks.has(`${id} ${self}`));
+        const silent = peers.silent(waitFor);
         if (silent.length === 0) break;
         if (performance.now() >= deadline) {
           o.warn?.(`${path}: ${silent.length} other server(s) on this store did not answer within ${joinWaitMs} ms; attempts they had in flight were not counted here`);
@@ -334,9 +309,9 @@ export function createFileLedgers(o: FileLedgerOptions): FileLedgers {
       left = true;
       watcher?.close();
       watcher = undefined;
-      if ((await joining?.then(() => member, () => false)) !== true) return;
-      member = false;
-      await locked(() => append([{ kind: 'left', server: self }], false));
+      if ((await joining?.then(() => peers.member, () => false)) !== true) return;
+      peers.member = false;
+      await locked(() => append([peers.leftLine()], false));
     },
 
     size: () => ({ accounts: accounts.size, addresses: addresses.size, nonces: nonces.size, issued: state.issued.size }),
@@ -345,9 +320,9 @@ export function createFileLedgers(o: FileLedgerOptions): FileLedgers {
       async reserve(account, address) {
         if (!joined && !left) await join();
         if (changed()) await queued(catchUp);
-        if (owed.size > 0) await answerNewcomers(); // checked here too: no await on the usual path
+        if (peers.owing) await answerNewcomers(); // checked here too: no await on the usual path
         // Alone on the store: decided and kept in memory, nothing written.
-        if (alone()) return reserveNow(account, address, true);
+        if (peers.alone()) return reserveNow(account, address, true);
         // A refusal needs no lock (the busy-wait loop asks often); a lease is taken under it, so
         // that no two processes both take the last place in a budget.
         const first = reserveNow(account, address, false);
