@@ -75,7 +75,10 @@ export function createResourceWriteHandlers(o: ResourceWriteOptions): ResourceWr
     if (getItem === undefined) return { exists: false, value: undefined };
     const value = await getItem.call(item, target.name, searchOf(target.pairs), context);
     const exists = value !== undefined;
-    requirePreconditions(ctx.method, ctx.headers, { exists, etags: exists ? representationEtags(shape, value) : [] });
+    // The tags cost two serializations and three hashes: made only when a condition asks.
+    if (ctx.headers['if-match'] !== undefined || ctx.headers['if-none-match'] !== undefined) {
+      requirePreconditions(ctx.method, ctx.headers, { exists, etags: exists ? representationEtags(shape, value) : [] });
+    }
     return { exists, value };
   };
 
