@@ -1,8 +1,10 @@
 import { dirname, join, resolve } from 'node:path';
 import { ServiceError } from './errors.js';
+import { DEFAULT_MAX_UNSENT_BYTES } from './http/http2-sessions.js';
 import { validateOptionalObject } from './validate.js';
 import { parseTrustProxy, type TrustProxy } from './http/trust-proxy.js';
-import type { ResourceLoader } from './resources/resource.js';
+import { defineResource, type ServedResource } from './resources/definition.js';
+import type { ResourceEntry } from './resources/resource.js';
 import { storeKind } from './store/spec.js';
 import { LOG_LEVELS, type LogLevel } from './log.js';
 
@@ -81,10 +83,17 @@ export interface ServiceOptions {
   maxTargetLength?: number;
   maxBodyBytes?: number;
   /**
-   * Resources served at /api/<name> besides the built-in `something` (A-2): `(query, context) => value`.
-   * A loader that needs the caller calls `await context.authenticate()` (R-1's machinery).
+   * L-2: response bytes one HTTP/2 connection may hold unsent across its streams (a reader that does
+   * not read). A body over 16 KiB that would go past it is refused with RST_STREAM(ENHANCE_YOUR_CALM);
+   * one response of any size may be held alone. @default 4194304 (4 MiB)
    */
-  resources?: Readonly<Record<string, ResourceLoader>>;
+  maxUnsentBytes?: number;
+  /**
+   * Resources served at /api/<name> besides the built-in `something`: a loader `(query, context) => value`
+   * (A-2), or a definition with methods and items `{ get, post, item: { get, put, delete }, schema, … }`
+   * (A-5). A method that needs the caller calls `await context.authenticate()` (R-1's machinery).
+   */
+  resources?: Readonly<Record<string, ResourceEntry>>;
   /**
    * A-9: the path prefix every route is served under (`'/svc'`), written into every Location,
    * Content-Location, Link and `next` the service sends; nothing outside it is served. @default '' (none)
@@ -153,7 +162,9 @@ export interface Config {
   readonly maxHeaderBytes: number;
   readonly maxTargetLength: number;
   readonly maxBodyBytes: number;
-  readonly resources: Readonly<Record<string, ResourceLoader>>;
+  readonly maxUnsentBytes: number;
+  /** The embedder's resources, checked (A-5: a wrong shape is ERR_INVALID_OPTION naming the resource). */
+  readonly resources: ReadonlyMap<string, ServedResource>;
   /** '' or `/segment[/segment…]` without a trailing slash. */
   readonly basePath: string;
   readonly log: false | ((line: string) => void);
@@ -169,7 +180,7 @@ const KNOWN: { readonly [K in keyof ServiceOptions]-?: true } = {
   host: true, port: true, httpPort: true, http2: true, store: true, postgres: true, cert: true, key: true, certFile: true, keyFile: true, certPollIntervalMs: true, certDir: true, digest: true,
   digestKeyFile: true, trustProxy: true, minPasswordLength: true, realm: true, hstsMaxAge: true, scrypt: true,
   resetTokenTtlMs: true, hashConcurrency: true, hashQueueLimit: true, headersTimeoutMs: true, requestTimeoutMs: true,
-  keepAliveTimeoutMs: true, maxHeaderBytes: true, maxTargetLength: true, maxBodyBytes: true, resources: true, basePath: true, log: true,
+  keepAliveTimeoutMs: true, maxHeaderBytes: true, maxTargetLength: true, maxBodyBytes: true, maxUnsentBytes: true, resources: true, basePath: true, log: true,
   logLevel: true, metricsPort: true, shutdownDelayMs: true, onResetToken: true, onPasswordChanged: true, onUserChanged: true,
 };
 
@@ -202,10 +213,12 @@ export function resolveConfig(options: ServiceOptions = {}): Config {
   if (typeof scrypt.ln === 'number' && typeof scrypt.r === 'number' && 128 * 2 ** scrypt.ln * scrypt.r > 2 ** 30) {
     invalid('scrypt cost needs more than 1 GiB per hash (128 * 2^ln * r); lower ln or r');
   }
-  const resources = o.resources ?? {};
-  for (const [name, load] of Object.entries(resources)) {
+  const given = o.resources ?? {};
+  if (typeof given !== 'object' || given === null || Array.isArray(given)) invalid('resources must be an object { name: loader or definition }');
+  const resources = new Map<string, ServedResource>();
+  for (const [name, entry] of Object.entries(given)) {
     if (!RESOURCE_NAME.test(name)) invalid(`resource name "${name}" must match ${String(RESOURCE_NAME)}`);
-    if (typeof load !== 'function') invalid(`resource "${name}" must be a function of the query`);
+    resources.set(name, defineResource(name, entry));
   }
   let trustProxy: TrustProxy;
   try {
@@ -249,7 +262,8 @@ export function resolveConfig(options: ServiceOptions = {}): Config {
     maxHeaderBytes: integer(o.maxHeaderBytes ?? 16_384, 'maxHeaderBytes', 1_024, 1_048_576),
     maxTargetLength: integer(o.maxTargetLength ?? 8_192, 'maxTargetLength', 64, 1_048_576),
     maxBodyBytes: integer(o.maxBodyBytes ?? 4_096, 'maxBodyBytes', 64, 1_048_576),
-    resources: Object.freeze({ ...resources }),
+    maxUnsentBytes: integer(o.maxUnsentBytes ?? DEFAULT_MAX_UNSENT_BYTES, 'maxUnsentBytes', 65_536, 1_073_741_824),
+    resources,
     basePath: basePathOption(o.basePath ?? ''),
     log: o.log === undefined ? false : logOption(o.log),
     logLevel: logLevel(o.logLevel ?? 'info'),

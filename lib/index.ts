@@ -5,7 +5,7 @@ export type { HttpRequest, HttpResponse, RequestHandler } from './http/messages.
 export type { FetchHandler, FetchInit } from './http/fetch-adapter.js';
 export type { CertificatePair } from './tls/certificate-pair.js';
 export type { ServiceOptions, ResetTokenEvent, PasswordChangedEvent, UserChangedEvent } from './config.js';
-export type { ResourceLoader, ResourceContext, Caller } from './resources/resource.js';
+export type { ResourceLoader, ResourceContext, ResourceDefinition, ResourceEntry, ItemContext, Created, Caller } from './resources/resource.js';
 export type { Role, UserInfo } from './users/users.js';
 export { PasswordPolicyError } from './users/users.js';
 export type { PolicyViolation } from './users/policy.js';

@@ -27,11 +27,16 @@ import { createMetrics, type Metrics } from './ops/metrics.js';
 import { startMetricsListener, type MetricsListener } from './ops/metrics-server.js';
 import { createOpenApiHandler } from './ops/openapi-handler.js';
 import { createSelector, type Selector } from './representation/select.js';
-import { createRegistry } from './resources/registry.js';
+import { createRegistry, servedResources } from './resources/registry.js';
+import { openApiDocument } from './ops/openapi.js';
+import { packageVersion } from './package-version.js';
+import { routeLabels, routerTable } from './http/route-table.js';
+import { serviceRoutes } from './routes/service-routes.js';
+import { apiRoutes } from './routes/api-routes.js';
 import { checkCertificatePair, readCertificatePair, watchCertificatePair, type CertificatePair, type PairWatcher } from './tls/certificate-pair.js';
 import { ensureDevCertificate, type DevCertificate } from './tls/dev-cert.js';
 import { isCommonPassword } from './users/common-passwords.js';
-import { createHashGate, GateFullError, type HashGate } from './users/hash-gate.js';
+import { createHashGate, isHashBusy, type HashGate } from './users/hash-gate.js';
 import { resolveStorePath } from './store/file/path.js';
 import { openStore } from './store/open.js';
 import type { SharedSettings, Store, UserRecord } from './store/store.js';
@@ -79,6 +84,8 @@ export interface Service {
   readonly users: UserOperations;
   /** The resolved, frozen configuration. */
   readonly config: Config;
+  /** A-12: the OpenAPI 3.1 document `GET /openapi.json` serves (the routes this service serves), frozen. */
+  openapi(): Readonly<Record<string, unknown>>;
 }
 
 export interface UserOperations {
@@ -132,17 +139,15 @@ export function createService(options: ServiceOptions = {}): Service {
       throw error;
     }));
 
-  const registry = createRegistry(config.resources);
   // A loader that asks who the caller is (ResourceContext.authenticate) opens the store on demand.
   const authenticateCaller = async (ctx: RequestContext): Promise<Caller> => (requireHttps(ctx), (await ready()).authenticateCaller(ctx));
   // A-9: every path the service writes starts with its mount prefix.
   const { basePath } = config;
-  const representation = createRepresentationHandler({ base: `${basePath}/api/`, resolve: (name) => registry.get(name), selector, authenticate: authenticateCaller });
   // R-1: the user is a resource on the same representation path, under /user/.
   const userResource = createUserResource({ get: async (name) => (await ready()).users.get(name) }, (caller) => callerRecords.get(caller));
   const user = createRepresentationHandler({ base: `${basePath}/user/`, resolve: (name) => (name === '' ? undefined : userResource), selector, authenticate: authenticateCaller });
-  // R: HTTPS first (T-3), before anything else is looked at; the store opens on demand.
-  const admin = (pick: (h: Parts['admin']) => Handler): Handler => async (ctx, params) => (requireHttps(ctx), pick((await ready()).admin)(ctx, params));
+  // R and P: the route table's guards come first (T-3, before anything else); the store opens on demand.
+  const admin = (pick: (h: Parts['admin']) => Handler): Handler => async (ctx, params) => pick((await ready()).admin)(ctx, params);
   // H-3: readiness asks the store itself (a file store: its files readable and its lock taken).
   // L-2: at most one check at a time, shared by concurrent probes and kept briefly (health.ts).
   const readiness = createHealth({
@@ -152,28 +157,32 @@ export function createService(options: ServiceOptions = {}): Service {
     },
     onNotReady: (error) => log.warn('not ready: the user store does not answer', { error: error instanceof Error ? error.message : String(error) }),
   });
-  const healthRegistry = createRegistry(readiness.loaders, false);
+  const healthRegistry = createRegistry(readiness.loaders);
   const health = createRepresentationHandler({ base: `${basePath}/`, resolve: (name) => healthRegistry.get(name), selector, authenticate: authenticateCaller });
-  const healthRoutes = new Set(['/healthz', '/readyz']);
-  const router = createRouter<Handler>({
-    '/api/:resource': { GET: representation },
-    '/:resource(healthz)': { GET: health },
-    '/:resource(readyz)': { GET: health },
-    '/openapi.json': { GET: createOpenApiHandler(basePath) },
-    '/user': { GET: admin((h) => h.page), POST: admin((h) => h.create) },
-    '/user/:name': {
-      GET: (ctx, params) => (requireHttps(ctx), user(ctx, { resource: params['name'] ?? '' })),
-      PATCH: admin((h) => h.patch),
-      DELETE: admin((h) => h.remove),
-    },
-    // P-12: only with a delivery channel (onResetToken, or the CLI's --on-reset-token).
-    ...(config.onResetToken === undefined
-      ? {}
-      : { '/user/:name/resettoken': { POST: async (ctx, params) => (requireTransport(ctx), (await ready()).requestResetToken(ctx, params)) } }),
-    // T-3 / P-1 first: a plain-HTTP password request is refused before the store is even opened.
-    '/user/:name/password': { PUT: async (ctx, params) => (requireTransport(ctx), (await ready()).put(ctx, params)) },
-    '/user/:name/resetpassword': { POST: async (ctx, params) => (requireTransport(ctx), (await ready()).post(ctx, params)) },
-  });
+  // A-12: every route declared once; the router, the dispatcher and the OpenAPI document read this table.
+  let document: Readonly<Record<string, unknown>> | undefined;
+  const openapi = (): Readonly<Record<string, unknown>> =>
+    (document ??= deepFreeze(openApiDocument(routes, { version: packageVersion() ?? '0.0.0', metrics: config.metricsPort !== undefined, basePath })));
+  const routes = [
+    ...apiRoutes(servedResources(config.resources), { selector, authenticate: authenticateCaller, basePath }),
+    ...serviceRoutes(
+      {
+        health,
+        openapi: createOpenApiHandler(openapi),
+        user: (ctx, params) => user(ctx, { resource: params['name'] ?? '' }),
+        page: admin((h) => h.page),
+        create: admin((h) => h.create),
+        patch: admin((h) => h.patch),
+        remove: admin((h) => h.remove),
+        setPassword: async (ctx, params) => (await ready()).put(ctx, params),
+        resetPassword: async (ctx, params) => (await ready()).post(ctx, params),
+        // P-12: only with a delivery channel (onResetToken, or the CLI's --on-reset-token).
+        requestResetToken: config.onResetToken === undefined ? undefined : async (ctx, params) => (await ready()).requestResetToken(ctx, params),
+      },
+      { https: (ctx) => requireHttps(ctx), password: requireTransport },
+    ),
+  ];
+  const router = createRouter<Handler>(routerTable(routes));
   const securityHeaders = { 'x-content-type-options': 'nosniff', 'content-security-policy': "default-src 'none'; frame-ancestors 'none'" };
   const handler = createDispatcher({
     router,
@@ -181,9 +190,9 @@ export function createService(options: ServiceOptions = {}): Service {
     trust: config.trustProxy,
     log,
     metrics,
-    quietRoutes: healthRoutes,
-    // R-1 / R-3: the user and the page of users are negotiated like /api/ resources (E-1).
-    negotiatedRoutes: new Set([...healthRoutes, '/user/{name}', '/user']),
+    quietRoutes: routeLabels(routes, (route) => route.quiet === true),
+    // E-1: a route that chooses its representation by extension or return_type chooses its problems' too.
+    negotiatedRoutes: routeLabels(routes, (route) => route.negotiated === true),
     maxTargetLength: config.maxTargetLength,
     basePath,
     plainHeaders: securityHeaders,
@@ -202,7 +211,7 @@ export function createService(options: ServiceOptions = {}): Service {
       try {
         return await fn(users);
       } catch (error) {
-        if (!(error instanceof GateFullError)) throw error;
+        if (!isHashBusy(error)) throw error;
         await new Promise((resolve) => setTimeout(resolve, delay));
       }
     }
@@ -237,6 +246,7 @@ export function createService(options: ServiceOptions = {}): Service {
     fetch: createFetchHandler(handler),
     middleware: handler.middleware,
     config,
+    openapi,
     listen: () =>
       lifecycle.listen(async () => {
       const { store, users } = await ready();
@@ -259,7 +269,7 @@ export function createService(options: ServiceOptions = {}): Service {
       try {
         listeners = await startListeners({ ...config, cert, key, onListenerError: (error) => log.error('listener error', error) }, handler);
         if (metrics !== undefined && config.metricsPort !== undefined) {
-          scrape = await startMetricsListener(config.host, config.metricsPort, metrics.render);
+          scrape = await startMetricsListener(config.host, config.metricsPort, metrics.render, config);
         }
       } catch (error) {
         await listeners?.close(0);
@@ -471,6 +481,15 @@ async function open(
   return { store, users, put, post, authenticateCaller, admin, requestResetToken, detachedDone };
 }
 
+/** A frozen copy-free view: the document is shared by every caller of openapi(). */
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const member of Object.values(value)) deepFreeze(member);
+  }
+  return value;
+}
+
 /**
  * The HMAC key of the stateless Digest nonces, derived from the vault's key file so nonces outlive a
  * restart (a client then gets `stale=true`, not a hard failure) without a second secret on disk.
@@ -510,7 +529,7 @@ function countRefusals(gate: HashGate, metrics: Metrics): HashGate {
   return {
     run: (task) =>
       gate.run(task).catch((error: unknown) => {
-        if (error instanceof GateFullError) metrics.throttled('hash-queue-full');
+        if (isHashBusy(error)) metrics.throttled('hash-queue-full');
         throw error;
       }),
     get active() {

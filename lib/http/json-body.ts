@@ -59,12 +59,35 @@ export async function readJsonBody(req: JsonBodySource, options: JsonBodyOptions
   } catch {
     throw syntaxError(text);
   }
-  const deep = nestingTooDeep(text, maxDepth);
-  if (deep >= 0) {
-    const at = where(text, deep);
+  if (deeperThan(value, maxDepth)) {
+    // Rare: only then is the text scanned, for the place to show.
+    const at = where(text, Math.max(0, nestingTooDeep(text, maxDepth)));
     throw badRequest(`The body nests arrays and objects deeper than ${maxDepth} levels (${at.text}).`, at.members);
   }
   return value;
+}
+
+/**
+ * Whether a parsed value nests containers deeper than `max` (the top level is depth 1). A walk of
+ * the value, not of the text: its cost is the number of containers, and long strings cost nothing.
+ */
+function deeperThan(value: unknown, max: number): boolean {
+  if (typeof value !== 'object' || value === null) return false;
+  const stack: object[] = [value];
+  const depths: number[] = [1];
+  for (let v = stack.pop(); v !== undefined; v = stack.pop()) {
+    const depth = depths.pop() as number;
+    if (depth > max) return true;
+    // JSON.parse's objects have no enumerable inherited members: for…in is their own members, __proto__ included.
+    for (const key in v) {
+      const child = (v as Record<string, unknown>)[key];
+      if (typeof child === 'object' && child !== null) {
+        stack.push(child);
+        depths.push(depth + 1);
+      }
+    }
+  }
+  return false;
 }
 
 function syntaxError(text: string): HttpError {

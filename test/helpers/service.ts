@@ -74,10 +74,10 @@ export async function startService(t: TestContext, options: ServiceOptions = {},
     logs,
     ca: cert,
     protocol,
-    fetch: (path, init = {}) => request(url + path, { ca: cert, protocol, ...init }),
+    fetch: (path, init = {}) => request(url + path, { ca: cert, protocol, openapi: service.openapi(), ...init }),
     fetchPlain: (path, init = {}) => {
       if (httpUrl === undefined) throw new Error('no plain-HTTP listener: pass httpPort: 0');
-      return request(httpUrl + path, init);
+      return request(httpUrl + path, { openapi: service.openapi(), ...init });
     },
   };
 }
