@@ -1,7 +1,7 @@
 // `npm run bench -- --against REF`: the working tree against the git ref REF (a commit, a tag,
 // `main`), side by side in the same alternating rounds, as HEAD ÷ REF per scenario.
 //
-//   npm run bench -- --against 7e3f665 [--only "h1 json,h2"] [--rounds N] [--seconds S]
+//   npm run bench -- --against 7e3f665 [--only "h1 json,h2"] [--rounds N] [--seconds S] [--slices N]
 //                    [--connections N] [--rebuild] [--unpinned] [--cpu-prof]
 //
 // REF is built in a temporary git worktree (its own `npm ci`, its own `npm run build`), and its
@@ -40,6 +40,8 @@ export interface AgainstOptions {
   readonly only: readonly string[];
   readonly rounds: number;
   readonly seconds: number;
+  /** Runs per server and round, in alternating order (more: the machine's drift falls more evenly). */
+  readonly slices: number;
   readonly connections: number;
   readonly rebuild: boolean;
   readonly pin: boolean;
@@ -64,6 +66,7 @@ export function parseAgainstArgs(argv: readonly string[]): AgainstOptions {
         only: { type: 'string' },
         rounds: { type: 'string' },
         seconds: { type: 'string' },
+        slices: { type: 'string' },
         connections: { type: 'string' },
         rebuild: { type: 'boolean', default: false },
         unpinned: { type: 'boolean', default: false },
@@ -81,6 +84,7 @@ export function parseAgainstArgs(argv: readonly string[]): AgainstOptions {
     only,
     rounds: positive('rounds', values.rounds, 4, true),
     seconds: positive('seconds', values.seconds, 2, false),
+    slices: positive('slices', values.slices, 4, true),
     connections: positive('connections', values.connections, 50, true),
     rebuild: values.rebuild === true,
     pin: values.unpinned !== true,
@@ -277,6 +281,8 @@ interface StartArgs {
   readonly work: string;
   readonly round: number;
   readonly profileDir: string | undefined;
+  /** servers/against-lib.js, from the snapshot of the working tree's build. */
+  readonly libServer: string;
 }
 
 async function startServer(side: Side, log: LogMode, build: Build, args: StartArgs): Promise<ProcServer> {
@@ -286,7 +292,7 @@ async function startServer(side: Side, log: LogMode, build: Build, args: StartAr
   const script =
     log === 'log-on'
       ? [build.bin, 'serve', '--host', '127.0.0.1', '--port', String(port), '--cert', args.certFile, '--key', args.keyFile, '--store', store, '--scrypt-ln', String(SCRYPT_LN)]
-      : [join(BUILD_DIR, 'bench', 'servers', 'against-lib.js'), build.index, JSON.stringify({ port, certFile: args.certFile, keyFile: args.keyFile, store, scryptLn: SCRYPT_LN })];
+      : [args.libServer, build.index, JSON.stringify({ port, certFile: args.certFile, keyFile: args.keyFile, store, scryptLn: SCRYPT_LN })];
   const profile = args.profileDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${join(args.profileDir, name.replace(' ', '-'))}`];
   // No HTTPSKIT_* setting of the caller's environment reaches either version.
   const env = Object.fromEntries(Object.entries(process.env).filter(([key]) => !key.startsWith('HTTPSKIT_')));
@@ -365,7 +371,12 @@ export async function againstMain(argv: readonly string[], compile: () => void):
   const headLabel = `${headCommit.slice(0, 10)}${dirty ? '+changes' : ''}`;
   const refLabel = commit.startsWith(options.ref) ? commit.slice(0, 10) : `${options.ref} (${commit.slice(0, 10)})`;
   compile();
-  const head: Build = { bin: join(BUILD_DIR, 'bin', 'httpskit.js'), index: join(BUILD_DIR, 'lib', 'index.js') };
+  // The working tree's build as it is now: a later `npm run bench` rebuilds BUILD_DIR while this run
+  // still starts servers from it.
+  const snapshot = mkdtempSync(join(tmpdir(), 'httpskit-against-head-'));
+  for (const part of ['lib', 'bin', 'assets', join('bench', 'servers', 'against-lib.js')]) cpSync(join(BUILD_DIR, part), join(snapshot, part), { recursive: true });
+  cpSync(join(ROOT, 'package.json'), join(snapshot, 'package.json'));
+  const head: Build = { bin: join(snapshot, 'bin', 'httpskit.js'), index: join(snapshot, 'lib', 'index.js') };
   const ref = buildRef(commit, options.rebuild, progress);
   const chosen = againstScenarios(options);
   const logModes = [...new Set(chosen.map((s) => s.name.split(' ')[2] as LogMode))];
@@ -386,14 +397,14 @@ export async function againstMain(argv: readonly string[], compile: () => void):
   const figures = new Map<Scenario, RoundFigure[]>(chosen.map((s) => [s, []]));
   const bodies = new Map<Scenario, Map<string, boolean>>();
   const skipped = new Map<Scenario, string>();
-  const runOptions = { rounds: options.rounds, seconds: options.seconds, slices: 2, warmupSeconds: 0.5, connections: options.connections, progress };
+  const runOptions = { rounds: options.rounds, seconds: options.seconds, slices: options.slices, warmupSeconds: 0.5, connections: options.connections, progress };
   try {
     for (let round = 0; round < options.rounds; round++) {
       const servers = new Map<string, ProcServer>();
       try {
         for (const log of logModes) {
           for (const side of ['HEAD', 'REF'] as const) {
-            const server = await startServer(side, log, side === 'HEAD' ? head : ref, { certFile, keyFile, work, round, profileDir });
+            const server = await startServer(side, log, side === 'HEAD' ? head : ref, { certFile, keyFile, work, round, profileDir, libServer: join(snapshot, 'bench', 'servers', 'against-lib.js') });
             if (pinned) pinToCpu(server.pid, 0);
             servers.set(server.name, server);
           }
@@ -422,6 +433,7 @@ export async function againstMain(argv: readonly string[], compile: () => void):
   } finally {
     await load.stop();
     rmSync(work, { recursive: true, force: true });
+    rmSync(snapshot, { recursive: true, force: true });
   }
 
   const rows: AgainstRow[] = [];
@@ -449,7 +461,7 @@ export async function againstMain(argv: readonly string[], compile: () => void):
   const seconds = Math.round((Date.now() - started) / 1000);
   const markdown = [
     `HEAD ${headLabel} ÷ REF ${refLabel}, ${new Date(started).toISOString()}: ${options.rounds} rounds of ${options.seconds} s per server and scenario ` +
-      `(2 slices in alternating order, fresh processes every round), ${options.connections} connections (h2: one, 100 streams)` +
+      `(${options.slices} slices in alternating order, fresh processes every round), ${options.connections} connections (h2: one, 100 streams)` +
       `${pinned ? ', servers on CPU 0 and the load generator on CPU 1' : ''}; load average at the end ${loadavg().map((l) => l.toFixed(2)).join(' ')}; took ${seconds} s. ` +
       'Median of the per-round ratios, min–max beside it. log-on: the CLI, its log to /dev/null; log-off: createService({ log: false }).',
     '',

@@ -29,9 +29,14 @@ export interface Scenario {
   readonly servers: readonly string[];
   /** keepalive: HTTP/1.1, 10 connections (autocannon); h2: one HTTP/2 connection, 100 streams (h2load); newconn: a TLS connection per request. */
   readonly mode: Mode;
+  /** Connections of a keepalive or newconn run, when not the run's own setting. */
+  readonly connections?: number;
 }
 
 export type Mode = 'keepalive' | 'h2' | 'newconn';
+
+/** Keep-alive connections of the saturation scenarios (issue 23 measured the log's share with 50). */
+export const SATURATION_CONNECTIONS = 50;
 
 /** Streams in flight on the one connection of the h2 scenario: the service's per-connection limit (H-1, L-1). */
 export const H2_STREAMS = 100;
@@ -168,6 +173,25 @@ export function scenarios(): Scenario[] {
       ['httpskit+metrics', 'httpskit', undefined],
     ],
   });
+  // Issue 23: the access log's share at saturation, 50 keep-alive connections with no pacing (the
+  // logshare section paces at a few hundred requests a second; this is the other end): the same
+  // service logging to stdout (/dev/null) against it with --log-level off, JSON and XML.
+  for (const [kind, path, headers, body] of [
+    ['json', '/api/something.json?param1=hello', {}, JSON_BODY],
+    ['xml (Chrome Accept)', '/api/something?param1=hello', { accept: CHROME_ACCEPT }, XML_BODY],
+  ] as const) {
+    list.push({
+      name: `https keep-alive ${kind}, saturation (50 connections), access log`,
+      proto: 'https',
+      path,
+      headers,
+      expectedBody: body,
+      mode: 'keepalive',
+      connections: SATURATION_CONNECTIONS,
+      servers: ['httpskit+log-on', 'httpskit+log-off'],
+      comparisons: [['httpskit+log-on', 'httpskit+log-off', 0.05, 'share']],
+    });
+  }
   // H-1: HTTP/2 on the HTTPS port. One connection with 100 streams in flight (h2load),
   // against Fastify's own http2 server doing the same job with the same headers.
   list.push({
@@ -255,10 +279,10 @@ export async function runRound(scenario: Scenario, servers: ReadonlyMap<string, 
   const contenders = contendersOf(scenario, servers);
   const drive = (server: Measured, seconds: number): Promise<LoadResult> =>
     scenario.mode === 'keepalive'
-      ? load.request<LoadResult>({ kind: 'keepalive', url: urlOf(scenario, server), headers: scenario.headers, connections: options.connections, seconds })
+      ? load.request<LoadResult>({ kind: 'keepalive', url: urlOf(scenario, server), headers: scenario.headers, connections: scenario.connections ?? options.connections, seconds })
       : scenario.mode === 'h2'
         ? load.request<LoadResult>({ kind: 'h2', url: urlOf(scenario, server), headers: scenario.headers, streams: H2_STREAMS, seconds })
-        : load.request<LoadResult>({ kind: 'newconn', url: urlOf(scenario, server), concurrency: options.connections, seconds });
+        : load.request<LoadResult>({ kind: 'newconn', url: urlOf(scenario, server), concurrency: scenario.connections ?? options.connections, seconds });
   for (const server of contenders) await drive(server, options.warmupSeconds);
 
   const slices = Math.max(1, options.slices);

@@ -1,5 +1,6 @@
 import { dirname, join, resolve } from 'node:path';
 import { ServiceError } from './errors.js';
+import { DEFAULT_MAX_UNSENT_BYTES } from './http/http2-sessions.js';
 import { validateOptionalObject } from './validate.js';
 import { parseTrustProxy, type TrustProxy } from './http/trust-proxy.js';
 import { defineResource, type ServedResource } from './resources/definition.js';
@@ -82,6 +83,12 @@ export interface ServiceOptions {
   maxTargetLength?: number;
   maxBodyBytes?: number;
   /**
+   * L-2: response bytes one HTTP/2 connection may hold unsent across its streams (a reader that does
+   * not read). A body over 16 KiB that would go past it is refused with RST_STREAM(ENHANCE_YOUR_CALM);
+   * one response of any size may be held alone. @default 4194304 (4 MiB)
+   */
+  maxUnsentBytes?: number;
+  /**
    * Resources served at /api/<name> besides the built-in `something`: a loader `(query, context) => value`
    * (A-2), or a definition with methods and items `{ get, post, item: { get, put, delete }, schema, … }`
    * (A-5). A method that needs the caller calls `await context.authenticate()` (R-1's machinery).
@@ -155,6 +162,7 @@ export interface Config {
   readonly maxHeaderBytes: number;
   readonly maxTargetLength: number;
   readonly maxBodyBytes: number;
+  readonly maxUnsentBytes: number;
   /** The embedder's resources, checked (A-5: a wrong shape is ERR_INVALID_OPTION naming the resource). */
   readonly resources: ReadonlyMap<string, ServedResource>;
   /** '' or `/segment[/segment…]` without a trailing slash. */
@@ -172,7 +180,7 @@ const KNOWN: { readonly [K in keyof ServiceOptions]-?: true } = {
   host: true, port: true, httpPort: true, http2: true, store: true, postgres: true, cert: true, key: true, certFile: true, keyFile: true, certPollIntervalMs: true, certDir: true, digest: true,
   digestKeyFile: true, trustProxy: true, minPasswordLength: true, realm: true, hstsMaxAge: true, scrypt: true,
   resetTokenTtlMs: true, hashConcurrency: true, hashQueueLimit: true, headersTimeoutMs: true, requestTimeoutMs: true,
-  keepAliveTimeoutMs: true, maxHeaderBytes: true, maxTargetLength: true, maxBodyBytes: true, resources: true, basePath: true, log: true,
+  keepAliveTimeoutMs: true, maxHeaderBytes: true, maxTargetLength: true, maxBodyBytes: true, maxUnsentBytes: true, resources: true, basePath: true, log: true,
   logLevel: true, metricsPort: true, shutdownDelayMs: true, onResetToken: true, onPasswordChanged: true, onUserChanged: true,
 };
 
@@ -254,6 +262,7 @@ export function resolveConfig(options: ServiceOptions = {}): Config {
     maxHeaderBytes: integer(o.maxHeaderBytes ?? 16_384, 'maxHeaderBytes', 1_024, 1_048_576),
     maxTargetLength: integer(o.maxTargetLength ?? 8_192, 'maxTargetLength', 64, 1_048_576),
     maxBodyBytes: integer(o.maxBodyBytes ?? 4_096, 'maxBodyBytes', 64, 1_048_576),
+    maxUnsentBytes: integer(o.maxUnsentBytes ?? DEFAULT_MAX_UNSENT_BYTES, 'maxUnsentBytes', 65_536, 1_073_741_824),
     resources,
     basePath: basePathOption(o.basePath ?? ''),
     log: o.log === undefined ? false : logOption(o.log),

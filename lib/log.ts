@@ -67,15 +67,13 @@ export function createLogger(write: false | ((line: string) => void), level: Log
     enabled: threshold !== Infinity,
     request: (e) => {
       if (e.status < threshold) return;
-      const lineLevel = e.status >= 500 ? 'error' : e.status >= 400 ? 'warn' : 'info';
-      // The same fields, in the same order, as JSON.stringify of the entry would give; the strings
-      // that come from the request (path, method, address) still go through JSON.stringify.
-      // To the microsecond: a shorter number, and cheaper to print than the timer's full double.
-      const duration = Number.isFinite(e.durationMs) ? Math.round(e.durationMs * 1e3) / 1e3 : null;
+      // The same text as JSON.stringify of the entry (fields in the same order), built as one
+      // string with no object on the way: the strings from the request are quoted by jsonString,
+      // the duration (to the microsecond) printed from whole microseconds.
       try {
         write(
-          `{"time":"${time()}","level":"${lineLevel}","msg":"request","id":${JSON.stringify(e.id)},"method":${JSON.stringify(e.method)},` +
-            `"path":${JSON.stringify(e.path)},"status":${e.status},"durationMs":${duration},"address":${JSON.stringify(e.address)}}`,
+          `{"time":"${time()}","level":"${e.status >= 500 ? 'error' : e.status >= 400 ? 'warn' : 'info'}","msg":"request","id":${jsonString(e.id)},"method":${jsonString(e.method)},` +
+            `"path":${jsonString(e.path)},"status":${e.status},"durationMs":${millis(e.durationMs)},"address":${jsonString(e.address)}}`,
         );
       } catch {
         // As above.
@@ -90,28 +88,83 @@ export function createLogger(write: false | ((line: string) => void), level: Log
 }
 
 /**
- * Log lines joined into few writes instead of one each: the access log's cost per request is
- * measured (bench/README.md, "The access log side by side"). The pending lines are written together by the
- * first line that comes LINE_DELAY_MS or more after the oldest of them, by the MAX_PENDING_LINES-th,
- * or, when no line comes to carry them, by a timer IDLE_FLUSH_MS after the oldest.
- * The lines carry each other because a timer per LINE_DELAY_MS (as before) wakes the process when
- * it would otherwise sleep until the next request, and each such wake-up measured as a large part
- * of the log's cost at a few hundred requests a second; the one timer here fires at most
+ * A string as a JSON string literal, the text JSON.stringify gives: request ids, methods, paths and
+ * addresses seldom hold a character JSON escapes, and then need no call into JSON.stringify.
+ */
+function jsonString(text: string): string {
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    // Controls, '"', '\\' and any surrogate (JSON.stringify escapes a lone one): its own way.
+    if (c < 0x20 || c === 0x22 || c === 0x5c || (c >= 0xd800 && c <= 0xdfff)) return JSON.stringify(text);
+  }
+  return `"${text}"`;
+}
+
+/**
+ * Milliseconds to the microsecond, as JSON.stringify prints Math.round(ms * 1e3) / 1e3 (null when not
+ * finite), from the whole number of microseconds: printing the double costs ten times more. For a
+ * multiple of 0.001 below 2^53 µs, the shortest decimal that reads back as that double is that
+ * multiple with its trailing zeros dropped, which is the text built here.
+ */
+export function millis(ms: number): string {
+  if (!Number.isFinite(ms)) return 'null';
+  const micros = Math.round(ms * 1e3);
+  if (micros < 0 || micros > Number.MAX_SAFE_INTEGER) return JSON.stringify(micros / 1e3);
+  const whole = Math.floor(micros / 1000);
+  const frac = micros - whole * 1000;
+  if (frac === 0) return `${whole}`;
+  if (frac % 100 === 0) return `${whole}.${frac / 100}`;
+  if (frac % 10 === 0) return `${whole}.${frac < 100 ? '0' : ''}${frac / 10}`;
+  return `${whole}.${frac < 10 ? '00' : frac < 100 ? '0' : ''}${frac}`;
+}
+
+/**
+ * Log lines joined into few writes instead of one each (sonic-boom's technique, as pino uses it):
+ * the pending lines are one string, appended to, and each write hands the sink one piece of text.
+ * They are written together by the first line that comes LINE_DELAY_MS or more after the oldest of
+ * them, by the MAX_PENDING_LINES-th or the line that brings them to MAX_PENDING_CHARS, or, when no
+ * line comes to carry them, by a timer IDLE_FLUSH_MS after the oldest.
+ * The lines carry each other because a timer per LINE_DELAY_MS wakes the process when it would
+ * otherwise sleep until the next request, and each such wake-up measured as a large part of the
+ * log's cost at a few hundred requests a second; the one timer here fires at most
  * 1000 / IDLE_FLUSH_MS times a second, and is not cleared when lines go out earlier (a cleared
  * timer still wakes the event loop at its time: Node re-arms its one libuv timer only when due).
  * `flush()` writes what is pending at once (before a planned exit). `clock` is for tests.
+ *
+ * With `backlog` (the bytes the sink holds and has not written yet, a stream's writableLength), a
+ * sink that cannot keep up never holds more than about `maxBacklog` bytes: a batch that finds the
+ * backlog at or above it is dropped and counted, and the next batch written starts with a line
+ * saying how many were dropped (sonic-boom's `maxLength` with its 'drop' event). Nothing blocks: a
+ * request never waits for the log (see bench/README.md, "The request log").
  */
 export function createLineWriter(
   sink: (text: string) => void,
   clock: () => number = () => performance.now(),
+  bound?: { readonly backlog: () => number; readonly maxBacklog?: number; readonly now?: () => Date },
 ): { readonly write: (line: string) => void; readonly flush: () => void } {
-  let pending: string[] = [];
+  let pending = '';
+  let lines = 0;
   let oldest = 0;
+  let dropped = 0;
   let timer: NodeJS.Timeout | undefined;
+  const maxBacklog = bound?.maxBacklog ?? MAX_BACKLOG_BYTES;
   const flush = (): void => {
-    if (pending.length === 0) return;
-    const text = `${pending.join('\n')}\n`;
-    pending = [];
+    if (lines === 0) return;
+    const text = pending;
+    const count = lines;
+    pending = '';
+    lines = 0;
+    if (bound !== undefined) {
+      if (bound.backlog() >= maxBacklog) {
+        dropped += count;
+        return;
+      }
+      if (dropped > 0) {
+        const time = (bound.now ?? (() => new Date()))().toISOString();
+        sink(`{"time":"${time}","level":"warn","msg":"log lines dropped: standard output did not keep up","dropped":${dropped}}\n`);
+        dropped = 0;
+      }
+    }
     sink(text);
   };
   const onTimer = (): void => {
@@ -120,7 +173,8 @@ export function createLineWriter(
   };
   return {
     write(line) {
-      const n = pending.push(line);
+      pending += `${line}\n`;
+      const n = ++lines;
       if (n === 1) {
         oldest = clock();
         if (timer === undefined) {
@@ -128,7 +182,7 @@ export function createLineWriter(
           // Lines still pending at exit are written by flush() (the CLI calls it before it exits).
           timer.unref();
         }
-      } else if (n >= MAX_PENDING_LINES || clock() - oldest >= LINE_DELAY_MS) flush();
+      } else if (n >= MAX_PENDING_LINES || pending.length >= MAX_PENDING_CHARS || clock() - oldest >= LINE_DELAY_MS) flush();
     },
     flush,
   };
@@ -139,3 +193,19 @@ export const LINE_DELAY_MS = 25;
 /** The longest a log line waits (when no later line comes): what a reader of the log can lag by. */
 export const IDLE_FLUSH_MS = 100;
 const MAX_PENDING_LINES = 256;
+/** A write of at most about 64 KiB: a pipe's buffer on Linux. */
+const MAX_PENDING_CHARS = 64 * 1024;
+/**
+ * What a stream sink may hold unwritten before batches are dropped (8 MiB: some 35,000 request
+ * lines, seconds of saturation; the process's memory stays bounded whatever stdout does).
+ */
+export const MAX_BACKLOG_BYTES = 8 * 2 ** 20;
+
+/**
+ * The log lines of a stream (standard output): batched, never blocking, bounded (createLineWriter).
+ * A file or /dev/null is written at once (Node writes files synchronously); a pipe or a socket
+ * asynchronously, its backlog bounded by MAX_BACKLOG_BYTES.
+ */
+export function streamLines(stream: { write(text: string): unknown; readonly writableLength: number }, maxBacklog = MAX_BACKLOG_BYTES): ReturnType<typeof createLineWriter> {
+  return createLineWriter((text) => void stream.write(text), undefined, { backlog: () => stream.writableLength, maxBacklog });
+}

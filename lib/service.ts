@@ -36,7 +36,7 @@ import { apiRoutes } from './routes/api-routes.js';
 import { checkCertificatePair, readCertificatePair, watchCertificatePair, type CertificatePair, type PairWatcher } from './tls/certificate-pair.js';
 import { ensureDevCertificate, type DevCertificate } from './tls/dev-cert.js';
 import { isCommonPassword } from './users/common-passwords.js';
-import { createHashGate, GateFullError, type HashGate } from './users/hash-gate.js';
+import { createHashGate, isHashBusy, type HashGate } from './users/hash-gate.js';
 import { resolveStorePath } from './store/file/path.js';
 import { openStore } from './store/open.js';
 import type { SharedSettings, Store, UserRecord } from './store/store.js';
@@ -211,7 +211,7 @@ export function createService(options: ServiceOptions = {}): Service {
       try {
         return await fn(users);
       } catch (error) {
-        if (!(error instanceof GateFullError)) throw error;
+        if (!isHashBusy(error)) throw error;
         await new Promise((resolve) => setTimeout(resolve, delay));
       }
     }
@@ -269,7 +269,7 @@ export function createService(options: ServiceOptions = {}): Service {
       try {
         listeners = await startListeners({ ...config, cert, key, onListenerError: (error) => log.error('listener error', error) }, handler);
         if (metrics !== undefined && config.metricsPort !== undefined) {
-          scrape = await startMetricsListener(config.host, config.metricsPort, metrics.render);
+          scrape = await startMetricsListener(config.host, config.metricsPort, metrics.render, config);
         }
       } catch (error) {
         await listeners?.close(0);
@@ -529,7 +529,7 @@ function countRefusals(gate: HashGate, metrics: Metrics): HashGate {
   return {
     run: (task) =>
       gate.run(task).catch((error: unknown) => {
-        if (error instanceof GateFullError) metrics.throttled('hash-queue-full');
+        if (isHashBusy(error)) metrics.throttled('hash-queue-full');
         throw error;
       }),
     get active() {

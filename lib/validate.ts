@@ -7,6 +7,11 @@ import { ServiceError } from './errors.js';
  * for TypeScript callers too.
  */
 
+/** ERR_INVALID_ARGUMENT with a message of the caller's that names the argument. */
+export function argumentError(message: string): ServiceError {
+  return new ServiceError('ERR_INVALID_ARGUMENT', message);
+}
+
 /** `name must be …, got …`: the message every check below throws. */
 export function invalidArgument(name: string, expected: string, value: unknown): ServiceError {
   return new ServiceError('ERR_INVALID_ARGUMENT', `${name} must be ${expected}, got ${describe(value)}`);

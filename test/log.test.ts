@@ -1,6 +1,15 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createLineWriter, createLogger, IDLE_FLUSH_MS, LINE_DELAY_MS, type LogLevel } from '../lib/log.js';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { Agent, request } from 'node:https';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import fc from 'fast-check';
+import { createLineWriter, createLogger, IDLE_FLUSH_MS, LINE_DELAY_MS, MAX_BACKLOG_BYTES, millis, streamLines, type LogLevel } from '../lib/log.js';
+import { BIN } from './helpers/cli.js';
+import { logCases } from './fixtures/log-cases.js';
+import { tempDir } from './helpers/tmp.js';
 
 const entry = (status: number) => ({ id: 'i', method: 'GET', path: '/p', status, durationMs: 1, address: '::1' });
 
@@ -108,4 +117,168 @@ test('C-6 a burst of log lines is written in bounded pieces, without waiting for
   const lines = writes.join('').split('\n').filter((l) => l !== '');
   assert.deepEqual(lines, Array.from({ length: 1_000 }, (_, i) => `{"n":${i}}`));
   assert.ok(writes.every((w) => w.split('\n').length - 1 <= 256), 'no write holds more than 256 lines');
+});
+
+test('C-6 the lines are byte for byte those of the version before issue 23 (startup, requests with every status, escapes, durations, errors)', () => {
+  // test/fixtures/log-lines.jsonl was written by lib/log.ts of 2dc6dc0 with this clock and these calls.
+  const expected = readFileSync(join(import.meta.dirname, 'fixtures', 'log-lines.jsonl'), 'utf8').split('\n').filter((l) => l !== '');
+  const lines: string[] = [];
+  for (const [i, call] of logCases().entries()) call(createLogger((l) => lines.push(l), 'info', () => new Date(Date.UTC(2026, 10, 27, 12, 0, 0) + i * 337)));
+  assert.equal(lines.length, expected.length);
+  lines.forEach((line, i) => assert.equal(line, expected[i]));
+});
+
+test('C-6 durationMs prints as JSON.stringify(Math.round(ms * 1e3) / 1e3) did, for any duration', () => {
+  const before = (ms: number): string => (Number.isFinite(ms) ? JSON.stringify(Math.round(ms * 1e3) / 1e3) : 'null');
+  fc.assert(
+    fc.property(fc.oneof(fc.double({ noNaN: false }), fc.double({ min: 0, max: 1e7 }), fc.integer({ min: 0, max: 2 ** 40 }).map((us) => us / 1e3), fc.integer({ min: 0, max: 1e9 }).map((us) => us / 1e3 + 0.0005)), (ms) => {
+      assert.equal(millis(ms), before(ms));
+    }),
+    { numRuns: 20_000 },
+  );
+});
+
+test('C-6 a sink that does not keep up holds at most about MAX_BACKLOG_BYTES: later batches are dropped and counted, and a line says how many once it catches up', () => {
+  let backlog = 0;
+  const writes: string[] = [];
+  let now = 0;
+  const out = createLineWriter((text) => writes.push(text), () => now, { backlog: () => backlog, maxBacklog: 1_000, now: () => new Date('2026-11-27T12:00:00.000Z') });
+  out.write('{"n":1}');
+  out.flush();
+  backlog = 1_000;
+  for (let i = 2; i <= 600; i++) out.write(`{"n":${i}}`);
+  out.flush();
+  assert.deepEqual(writes, ['{"n":1}\n'], 'nothing written while the sink holds its maximum');
+  backlog = 999;
+  out.write('{"n":601}');
+  out.flush();
+  assert.deepEqual(writes.slice(1), ['{"time":"2026-11-27T12:00:00.000Z","level":"warn","msg":"log lines dropped: standard output did not keep up","dropped":599}\n', '{"n":601}\n']);
+  out.write('{"n":602}');
+  out.flush();
+  assert.deepEqual(writes.slice(3), ['{"n":602}\n'], 'the count is said once');
+});
+
+test('C-6 a stream that never drains (stdout a pipe nobody reads) costs bounded memory: its backlog stops near MAX_BACKLOG_BYTES', () => {
+  const stalled = new Writable({ highWaterMark: 16 * 1024, write: () => {} });
+  const out = streamLines(stalled);
+  const line = JSON.stringify({ time: '2026-11-27T12:00:00.000Z', level: 'info', msg: 'request', path: `/${'x'.repeat(180)}` });
+  let peak = 0;
+  for (let i = 0; i < 100_000; i++) {
+    out.write(line);
+    peak = Math.max(peak, stalled.writableLength);
+  }
+  out.flush();
+  assert.ok(peak >= MAX_BACKLOG_BYTES, `the backlog reached ${peak}`);
+  assert.ok(stalled.writableLength < MAX_BACKLOG_BYTES + 128 * 1024, `backlog ${stalled.writableLength} bytes, bound ${MAX_BACKLOG_BYTES} + one batch`);
+  stalled.destroy();
+});
+
+/** `serve` with its stdout a pipe this test reads (or not) as it chooses; resolves once the startup line is there. */
+async function startServe(dir: string): Promise<{ child: ChildProcess; url: string; stdout: () => string; pause: () => void; resume: () => void }> {
+  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('HTTPSKIT_')));
+  const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--store', join(dir, 'users.json'), '--scrypt-ln', '10'], { cwd: dir, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  child.stdout?.setEncoding('utf8').on('data', (d: string) => (out += d));
+  child.stderr?.setEncoding('utf8').on('data', (d: string) => (err += d));
+  const url = await new Promise<string>((resolve, reject) => {
+    const check = (): void => {
+      const m = /"msg":"listening","url":"([^"]+)"/.exec(out);
+      if (m !== null) {
+        child.stdout?.off('data', check);
+        resolve(m[1] as string);
+      }
+    };
+    child.stdout?.on('data', check);
+    child.once('exit', (code) => reject(new Error(`serve exited with ${String(code)}: ${err}`)));
+  });
+  return { child, url, stdout: () => out, pause: () => child.stdout?.pause(), resume: () => child.stdout?.resume() };
+}
+
+/** `count` GETs on 8 keep-alive connections; resolves with the statuses. */
+async function getMany(url: string, count: number): Promise<number[]> {
+  const agent = new Agent({ keepAlive: true, maxSockets: 8, rejectUnauthorized: false });
+  const one = (i: number): Promise<number> =>
+    new Promise((resolve, reject) => {
+      const req = request(`${url}/api/something.json?param1=n${i}`, { agent }, (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode ?? 0));
+      });
+      req.on('error', reject);
+      req.end();
+    });
+  try {
+    const statuses: number[] = [];
+    for (let i = 0; i < count; i += 64) statuses.push(...(await Promise.all(Array.from({ length: Math.min(64, count - i) }, (_, j) => one(i + j)))));
+    return statuses;
+  } finally {
+    agent.destroy();
+  }
+}
+
+const requestLines = (stdout: string): Array<{ msg: string; id: string }> =>
+  stdout
+    .split('\n')
+    .filter((l) => l !== '')
+    .map((l) => JSON.parse(l) as { msg: string; id: string })
+    .filter((l) => l.msg === 'request');
+
+test('C-5, C-6 SIGTERM loses no log line: every request answered has its line, written before the stopping line', async (t) => {
+  const dir = await tempDir(t);
+  const server = await startServe(dir);
+  t.after(() => server.child.kill('SIGKILL'));
+  const statuses = await getMany(server.url, 300);
+  assert.ok(statuses.every((s) => s === 200));
+  // At once: the last lines are still waiting for a batch.
+  server.child.kill('SIGTERM');
+  const code = await new Promise((resolve) => server.child.once('close', resolve));
+  assert.equal(code, 0);
+  const lines = server.stdout().split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as { msg: string });
+  const msgs = lines.map((l) => l.msg);
+  assert.ok(msgs.indexOf('listening') >= 0 && msgs.indexOf('listening') < msgs.indexOf('request'), 'the startup line first');
+  assert.equal(requestLines(server.stdout()).length, 300);
+  assert.equal(new Set(requestLines(server.stdout()).map((l) => l.id)).size, 300, 'one line per request');
+  assert.ok(msgs.indexOf('stopping') > msgs.lastIndexOf('request'), 'the request lines come before the stopping line');
+});
+
+test('C-6 a slow stdout (a pipe nobody reads for a while) never holds up requests, and no line is lost once it is read again', async (t) => {
+  const dir = await tempDir(t);
+  const server = await startServe(dir);
+  t.after(() => server.child.kill('SIGKILL'));
+  server.pause();
+  // About 700 KB of log lines: ten times what the pipe holds.
+  const started = performance.now();
+  const statuses = await getMany(server.url, 3_000);
+  const seconds = (performance.now() - started) / 1000;
+  assert.ok(statuses.every((s) => s === 200));
+  assert.equal(requestLines(server.stdout()).length, 0, 'nothing was read from the pipe meanwhile');
+  server.resume();
+  server.child.kill('SIGTERM');
+  await new Promise((resolve) => server.child.once('close', resolve));
+  assert.equal(requestLines(server.stdout()).length, 3_000, `all lines (the requests took ${seconds.toFixed(1)} s)`);
+});
+
+test('C-6 close() of a library service logging to stdout loses no line, even when the process exits at once', async (t) => {
+  const dir = await tempDir(t);
+  const script = join(dir, 'service.mjs');
+  const index = join(BIN, '..', '..', 'lib', 'index.js');
+  writeFileSync(
+    script,
+    `import { createService } from ${JSON.stringify(index)};
+import { request } from 'node:https';
+const service = createService({ port: 0, store: ${JSON.stringify(join(dir, 'users.json'))}, scrypt: { ln: 10, r: 8, p: 1 } });
+const { url } = await service.listen();
+const get = (i) => new Promise((resolve, reject) => request(url + '/api/something.json?param1=n' + i, { rejectUnauthorized: false }, (res) => { res.resume(); res.on('end', resolve); }).on('error', reject).end());
+for (let i = 0; i < 200; i += 20) await Promise.all(Array.from({ length: 20 }, (_, j) => get(i + j)));
+await service.close();
+process.exit(0);
+`,
+  );
+  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('HTTPSKIT_')));
+  const child = spawn(process.execPath, [script], { cwd: dir, env, stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
+  const code = await new Promise((resolve) => child.once('close', resolve));
+  assert.equal(code, 0);
+  assert.equal(requestLines(out).length, 200);
 });

@@ -1,6 +1,7 @@
 import { createCipheriv, createDecipheriv, createHmac, randomBytes } from 'node:crypto';
 import { mkdir, open } from 'node:fs/promises';
 import { dirname } from 'node:path';
+import { ServiceError } from '../errors.js';
 import { createDurably } from '../fs/durable-write.js';
 import { isErrno } from '../fs/errno.js';
 import { assertOwner, checkStoreDirectory, unsafe } from '../fs/private-files.js';
@@ -50,7 +51,7 @@ export async function openDigestVault(keyPath: string): Promise<DigestVault> {
 
 /** The vault key at `keyPath`, created when absent; the same checks as openDigestVault(). */
 export async function loadDigestKey(keyPath: string): Promise<Buffer> {
-  if (typeof keyPath !== 'string' || keyPath === '') throw new TypeError('keyPath must be a non-empty string');
+  if (typeof keyPath !== 'string' || keyPath === '') throw new ServiceError('ERR_INVALID_ARGUMENT', 'keyPath must be a non-empty string');
   const real = await resolveStorePath(keyPath);
   await checkStoreDirectory(dirname(real));
   return (await readKey(real)) ?? (await createKey(real));
@@ -111,7 +112,7 @@ async function readKey(keyPath: string): Promise<Buffer | undefined> {
   }
   try {
     const info = await handle.stat();
-    if (!info.isFile()) throw new Error(`digest key ${keyPath} is not a regular file`);
+    if (!info.isFile()) throw new ServiceError('ERR_DIGEST_KEY', `digest key ${keyPath} is not a regular file`);
     assertOwner(info, `the digest key ${keyPath}`);
     if (process.platform !== 'win32' && (info.mode & 0o077) !== 0) {
       throw unsafe(
@@ -119,10 +120,10 @@ async function readKey(keyPath: string): Promise<Buffer | undefined> {
         'run chmod 600 on it if nobody else can have read it, or else delete it (users then log in with Basic once to re-seal their Digest secrets)',
       );
     }
-    if (info.size !== KEY_BYTES) throw new Error(`digest key ${keyPath} must hold exactly ${KEY_BYTES} bytes`);
+    if (info.size !== KEY_BYTES) throw new ServiceError('ERR_DIGEST_KEY', `digest key ${keyPath} must hold exactly ${KEY_BYTES} bytes`);
     const key = Buffer.alloc(KEY_BYTES);
     const { bytesRead } = await handle.read(key, 0, KEY_BYTES, 0);
-    if (bytesRead !== KEY_BYTES) throw new Error(`digest key ${keyPath} must hold exactly ${KEY_BYTES} bytes`);
+    if (bytesRead !== KEY_BYTES) throw new ServiceError('ERR_DIGEST_KEY', `digest key ${keyPath} must hold exactly ${KEY_BYTES} bytes`);
     return key;
   } finally {
     await handle.close();
@@ -136,7 +137,7 @@ async function createKey(keyPath: string): Promise<Buffer> {
   const key = randomBytes(KEY_BYTES);
   if (await createDurably(keyPath, key)) return key;
   const theirs = await readKey(keyPath); // another process won the race
-  if (theirs === undefined) throw new Error(`digest key ${keyPath} vanished while being created`);
+  if (theirs === undefined) throw new ServiceError('ERR_DIGEST_KEY', `digest key ${keyPath} vanished while being created`);
   return theirs;
 }
 

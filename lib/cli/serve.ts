@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import { createLineWriter } from '../log.js';
+import { streamLines } from '../log.js';
 import { UsageError } from './args.js';
 import type { CommandContext } from './command.js';
 import { describe } from './describe.js';
@@ -19,7 +19,7 @@ export async function serve(ctx: CommandContext): Promise<void> {
     files = { certFile: String(cert.value), keyFile: String(key.value) };
   }
   const { io } = ctx;
-  const out = createLineWriter((text) => void io.stdout.write(text));
+  const out = streamLines(io.stdout);
   const service = await ctx.open({ ...files, log: out.write });
   try {
     await service.listen();

@@ -2,7 +2,6 @@
 // the one representation path (lib/handlers/representation.ts) as a Resource whose loader asks who
 // the caller is; the page and the writes reuse its serializer, selection and ETags.
 // Order of checks, as P-0: transport, then credentials and authorization, then the body.
-import { overloadSafe } from '../auth/authenticate.js';
 import { ServiceError } from '../errors.js';
 import { parseContentType } from '../http/body.js';
 import type { RequestContext } from '../http/context.js';
@@ -109,7 +108,7 @@ export function createUserHandlers(o: UserHandlerOptions) {
     const { name, password, role } = parseNewUser(body);
     let created: UserLike;
     try {
-      created = await overloadSafe(() => o.users.add(name, password, role));
+      created = await o.users.add(name, password, role);
     } catch (error) {
       throw userError(error);
     }

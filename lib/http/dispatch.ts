@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { IncomingHttpHeaders as Http2Headers, ServerHttp2Stream } from 'node:http2';
-import { ServiceError, STORE_UNAVAILABLE } from '../errors.js';
+import { RETRY_LATER, ServiceError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { UNMATCHED_ROUTE, type Metrics } from '../ops/metrics.js';
 import { parseFormat, type Format, type ProblemLabel, type Selector } from '../representation/select.js';
@@ -163,14 +163,16 @@ export function createDispatcher(options: DispatchOptions): Dispatcher {
   function errorReply(ctx: RequestContext, error: unknown): Reply {
     let p: Problem;
     let headers: Readonly<Record<string, string | readonly string[]>> = {};
+    const retry = error instanceof ServiceError ? { code: error.code, detail: RETRY_LATER.get(error.code) } : undefined;
     if (error instanceof HttpError) {
       p = error.problem;
       headers = error.headers;
-    } else if (error instanceof ServiceError && STORE_UNAVAILABLE.has(error.code)) {
-      // S-6: the store is busy (another process holds the lock), unreachable or cannot write:
-      // nothing was changed, and credentials that could not be checked never get a 401.
-      log.warn('store unavailable', { id: ctx.id, code: error.code });
-      p = problem(503, 'overloaded', { detail: 'The user store cannot answer right now; nothing was changed. Retry shortly.' });
+    } else if (retry?.detail !== undefined) {
+      // S-6: the store is busy (another process holds the lock), unreachable or cannot write, or
+      // (P-8) the hashing queue is full: nothing was changed, and credentials that could not be
+      // checked never get a 401.
+      if (retry.code !== 'ERR_HASH_BUSY') log.warn('store unavailable', { id: ctx.id, code: retry.code });
+      p = problem(503, 'overloaded', { detail: retry.detail });
       headers = { 'retry-after': '1' };
     } else {
       log.error('unhandled error', error, { id: ctx.id });

@@ -1,5 +1,6 @@
 import { ServiceError } from '../errors.js';
 import { toXml } from '../representation/xml.js';
+import { argumentError } from '../validate.js';
 
 /**
  * The problem types the service itself sends (CONTRACT E-2), each with the one status it is sent
@@ -107,8 +108,14 @@ export class HttpError extends Error {
     readonly problem: Problem,
     readonly headers: Readonly<Record<string, string | readonly string[]>> = {},
   ) {
-    super(problem.title);
+    super(checkDocument(problem, 'problem').title);
   }
+}
+
+/** A-11: a problem document is an object with a `status` (what `problem()` makes); anything else is refused. */
+function checkDocument(p: unknown, name: string): Problem {
+  if (typeof p !== 'object' || p === null || typeof (p as { status?: unknown }).status !== 'number') throw argumentError(`${name} must be a problem document (made by problem()), got ${p === null ? 'null' : typeof p}`);
+  return p as Problem;
 }
 
 export type ProblemFormat = 'json' | 'xml';
@@ -128,7 +135,8 @@ const LABELS: ReadonlySet<string> = new Set<ProblemMediaType>(['application/prob
  */
 export function renderProblem(p: Problem, as: ProblemFormat | ProblemMediaType): { contentType: string; body: string } {
   const type = as === 'json' ? 'application/problem+json' : as === 'xml' ? 'application/problem+xml' : as;
-  if (!LABELS.has(type)) throw new TypeError(`renderProblem: expected 'json', 'xml' or a problem media type, got ${JSON.stringify(as)}`);
+  if (!LABELS.has(type)) throw argumentError(`renderProblem: expected 'json', 'xml' or a problem media type, got ${JSON.stringify(as)}`);
+  checkDocument(p, 'renderProblem: p');
   if (type.endsWith('xml')) {
     return {
       contentType: `${type}; charset=utf-8`,

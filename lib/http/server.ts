@@ -21,6 +21,8 @@ export interface ListenerOptions {
   readonly requestTimeoutMs: number;
   readonly keepAliveTimeoutMs: number;
   readonly maxHeaderBytes: number;
+  /** Response bytes one HTTP/2 session may hold unsent (L-2). @default DEFAULT_MAX_UNSENT_BYTES (http2-sessions.ts) */
+  readonly maxUnsentBytes?: number;
   /** HSTS max-age for responses the listener writes itself (T-4); false or absent: none. */
   readonly hstsMaxAge?: number | false;
   /** Errors of a listening server (an accept() that failed, EMFILE): reported, never fatal (L-2). */
@@ -51,14 +53,7 @@ export const MAX_CONCURRENT_STREAMS = 100;
  * compatibility API.
  */
 export async function startListeners(options: ListenerOptions, handler: RequestHandler & { readonly stream?: StreamHandler | undefined }): Promise<Listeners> {
-  const http1Limits = {
-    headersTimeout: options.headersTimeoutMs,
-    requestTimeout: options.requestTimeoutMs,
-    keepAliveTimeout: options.keepAliveTimeoutMs,
-    maxHeaderSize: options.maxHeaderBytes,
-    connectionsCheckingInterval: 1_000,
-    requireHostHeader: false,
-  };
+  const http1Limits = nodeHttpLimits(options);
   const hsts = typeof options.hstsMaxAge === 'number' ? { 'Strict-Transport-Security': `max-age=${options.hstsMaxAge}` } : {};
   // C-5 (amended): once close() has begun, an HTTP/1.1 response says `Connection: close` and its
   // connection ends after it, so a keep-alive client opens its next connection elsewhere.
@@ -176,6 +171,25 @@ export async function startListeners(options: ListenerOptions, handler: RequestH
       clearTimeout(timer);
     },
   };
+}
+
+/** L-1's limits as node:http's server options; every listener the service opens (L-2) takes them. */
+export type HttpLimits = Pick<ListenerOptions, 'headersTimeoutMs' | 'requestTimeoutMs' | 'keepAliveTimeoutMs' | 'maxHeaderBytes'>;
+
+/**
+ * node:http's options for L-1's limits. Time-outs are checked every second (Node's default is 30 s),
+ * so a client past one is cut within about a second. A response whose reader takes nothing for the
+ * request time-out is ended by the body writer (send-body.ts), which reads `requestTimeout` back.
+ */
+export function nodeHttpLimits(limits: HttpLimits) {
+  return {
+    headersTimeout: limits.headersTimeoutMs,
+    requestTimeout: limits.requestTimeoutMs,
+    keepAliveTimeout: limits.keepAliveTimeoutMs,
+    maxHeaderSize: limits.maxHeaderBytes,
+    connectionsCheckingInterval: 1_000,
+    requireHostHeader: false,
+  } as const;
 }
 
 /**

@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { readdir } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
+import * as lib from '../../lib/index.js';
 import { createService, ServiceError, type Service } from '../../lib/index.js';
 import { FAST_SCRYPT, startService, testCertificate } from '../helpers/service.js';
 import { tempDir } from '../helpers/tmp.js';
@@ -107,6 +108,19 @@ function wrongCalls(service: Service): Array<[string, () => unknown, RegExp]> {
     ["reloadCertificate('pem')", () => service.reloadCertificate('pem' as never), /^pair /],
     ['reloadCertificate({ cert: 1 })', () => service.reloadCertificate({ cert: 1, key: 'k' } as never), /^pair\.cert /],
     ['fetch(123)', () => service.fetch(123 as never), /^input /],
+    // The helpers exported on their own (synchronous: they throw).
+    ['parseAccept(42)', () => lib.parseAccept(42 as never), /^header /],
+    ['negotiate(42, …)', () => lib.negotiate(42 as never, ['application/json']), /^accept /],
+    ["negotiate('*/*', 'x')", () => lib.negotiate('*/*', 'application/json' as never), /^offered /],
+    ['negotiateAll(1, [])', () => lib.negotiateAll(1 as never, []), /^accept /],
+    ['createNegotiator(5)', () => lib.createNegotiator(5 as never), /^offered /],
+    ['createNegotiator([…])(5)', () => lib.createNegotiator(['application/json'])(5 as never), /^accept /],
+    ['toXml({}, 5)', () => lib.toXml({}, 5 as never), /^toXml options /],
+    ['encodeXmlName(5)', () => lib.encodeXmlName(5 as never), /^encodeXmlName /],
+    ['decodeXmlName(5)', () => lib.decodeXmlName(5 as never), /^decodeXmlName /],
+    ["problem('x', …)", () => lib.problem('x' as never, 'not-found'), /status/],
+    ["renderProblem(5, 'json')", () => lib.renderProblem(5 as never, 'json'), /renderProblem: p /],
+    ['new HttpError(5)', () => new lib.HttpError(5 as never), /^problem /],
   ];
 }
 
@@ -118,7 +132,7 @@ test('A-11 a wrong-typed argument is ERR_INVALID_ARGUMENT naming it; a call that
     try {
       result = run();
     } catch (error) {
-      assert.ok(call.startsWith('createService'), `${call} threw synchronously instead of rejecting`);
+      assert.ok(!/^(users|close|reload|fetch)/.test(call), `${call} threw synchronously instead of rejecting`);
       assert.ok(isCode('ERR_INVALID_ARGUMENT', name)(error), `${call}: ${String(error)}`);
       continue;
     }

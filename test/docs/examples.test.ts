@@ -7,19 +7,19 @@
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
-import { mkdir, readFile, symlink, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { serve } from '../helpers/cli.js';
 import { makeTempDir, removeTempDir, tempDir } from '../helpers/tmp.js';
-import { ROOT, blocks, userDocs, type Block } from './markdown.js';
+import { ROOT, blocks, read, userDocs, type Block } from './markdown.js';
 
 const execFileP = promisify(execFile);
 const SHELL = new Set(['sh', 'bash']);
 const TYPESCRIPT = new Set(['ts', 'typescript']);
 /** Shown, not run: data formats, configuration of other programs, and output. */
-const SHOWN = new Set(['', 'text', 'json', 'xml', 'yaml', 'nginx', 'http', 'ini', 'output']);
+const SHOWN = new Set(['', 'text', 'json', 'xml', 'yaml', 'nginx', 'haproxy', 'http', 'ini', 'output']);
 const SHIMS = join(ROOT, 'test', 'docs', 'shims.sh');
 /** The hash cost of every server and command the examples start: the examples do not depend on it, the suite's time does. */
 const CHEAP = { HTTPSKIT_SCRYPT_LN: '12' };
@@ -27,6 +27,14 @@ const CHEAP = { HTTPSKIT_SCRYPT_LN: '12' };
 const docs = userDocs();
 const all = docs.flatMap((doc) => blocks(doc));
 const where = (b: Block) => `${b.doc}:${b.line}`;
+/** The README's quick-start shell blocks, which every guide takes as done. */
+const quickStart = (() => {
+  const text = read('README.md');
+  const from = text.indexOf('\n## Quick start\n');
+  const to = text.indexOf('\n## ', from + 1);
+  const [first, last] = [text.slice(0, from).split('\n').length, text.slice(0, to).split('\n').length];
+  return blocks('README.md').filter((b) => SHELL.has(b.lang) && b.notRun === undefined && b.line > first && b.line < last);
+})();
 
 test('every code block is a kind the doc test runs (sh, bash, ts) or only shows; every opt-out gives its reason', (t) => {
   const unknown = all.filter((b) => !SHELL.has(b.lang) && !TYPESCRIPT.has(b.lang) && !SHOWN.has(b.lang)).map((b) => `${where(b)} \`\`\`${b.lang}`);
@@ -91,8 +99,18 @@ for (const doc of docs) {
       }
       await removeTempDir(dir);
     });
-    await writeFile(join(dir, '.doc-ports'), `8443 ${new URL(url).port}\n`);
+    await writeFile(join(dir, '.doc-ports'), `8443 ${new URL(url).port} ${child.pid}\n`);
+    // The production examples name the reader's own certificate, cert.pem and key.pem: here, the development one.
+    await copyFile(join(dir, 'certs', 'localhost-cert.pem'), join(dir, 'cert.pem'));
+    await copyFile(join(dir, 'certs', 'localhost-key.pem'), join(dir, 'key.pem'));
     const env = { ...cleanEnv(), ...CHEAP, CURL_HOME: dir };
+    // The guides start where the README's quick start leaves a reader (alice exists).
+    if (doc !== 'README.md') {
+      for (const b of quickStart) {
+        const r = await runProcess('bash', ['-c', `source ${JSON.stringify(SHIMS)}\nset -e -o pipefail\n${b.code}\n`], dir, env);
+        assert.equal(r.code, 0, `the quick start (${where(b)}) failed before ${doc}:\n${r.stderr}`);
+      }
+    }
     for (const b of shell) {
       if (b.notRun !== undefined) continue;
       await t.test(where(b), async () => {

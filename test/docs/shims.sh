@@ -5,8 +5,8 @@ DOC_DIR="$PWD"
 
 # Documented port → the port the test's server really listens on, one pair a line.
 __doc_rewrite() {
-  local a="$1" from to
-  while read -r from to; do
+  local a="$1" from to pid
+  while read -r from to pid; do
     [ -n "$from" ] || continue
     a="${a//localhost:$from/localhost:$to}"
     a="${a//127.0.0.1:$from/127.0.0.1:$to}"
@@ -21,8 +21,10 @@ curl() {
 }
 
 # `serve` with the example's flags, on free ports, in the background, logging to a file; its
-# ports replace the documented ones for the rest of the page. With no flags at all, the page's
-# server (already started the same way by the test) is the one the example means.
+# ports replace the documented ones for the rest of the page. A server already serving the same
+# documented port is stopped first, as the reader stops it (Ctrl-C) before starting the new one.
+# With no flags at all, the page's server (already started the same way by the test) is the one
+# the example means.
 __doc_serve() {
   [ "$#" -eq 0 ] && [ -z "${HTTPSKIT_PORT:-}${HTTPSKIT_HTTP_PORT:-}${HTTPSKIT_METRICS_PORT:-}" ] && return 0
   local args=() port="${HTTPSKIT_PORT:-8443}" http="${HTTPSKIT_HTTP_PORT:-}" metrics="${HTTPSKIT_METRICS_PORT:-}"
@@ -34,27 +36,34 @@ __doc_serve() {
       *) args+=("$1"); shift ;;
     esac
   done
+  local from to pid i
+  while read -r from to pid; do
+    [ "$from" = "$port" ] && [ -n "$pid" ] || continue
+    kill -TERM "$pid" 2> /dev/null || true
+    for i in $(seq 100); do kill -0 "$pid" 2> /dev/null || break; sleep 0.1; done
+  done < "$DOC_DIR/.doc-ports"
   local n log
   n=$(wc -l < "$DOC_DIR/.doc-pids")
   log="$DOC_DIR/.doc-server-$n.log"
   HTTPSKIT_PORT=0 HTTPSKIT_HTTP_PORT= HTTPSKIT_METRICS_PORT= command node "$DOC_DIR/dist/bin/httpskit.js" serve "${args[@]}" > "$log" 2>&1 < /dev/null &
-  echo "$!" >> "$DOC_DIR/.doc-pids"
-  local i line
+  local child=$!
+  echo "$child" >> "$DOC_DIR/.doc-pids"
+  local line
   for i in $(seq 100); do
     line=$(grep -m1 '"msg":"listening"' "$log" || true)
     [ -n "$line" ] && break
-    kill -0 "$!" 2> /dev/null || { cat "$log" >&2; return 1; }
+    kill -0 "$child" 2> /dev/null || { cat "$log" >&2; return 1; }
     sleep 0.1
   done
   [ -n "$line" ] || { echo "doc test: the server did not start" >&2; cat "$log" >&2; return 1; }
   local map
-  map="$port $(printf '%s' "$line" | sed -n 's/.*"url":"https:[^"]*:\([0-9]*\)".*/\1/p')"
+  map="$port $(printf '%s' "$line" | sed -n 's/.*"url":"https:[^"]*:\([0-9]*\)[^0-9].*/\1/p') $child"
   [ -n "$http" ] && map="$map
-$http $(printf '%s' "$line" | sed -n 's/.*"httpUrl":"http:[^"]*:\([0-9]*\)".*/\1/p')"
+$http $(printf '%s' "$line" | sed -n 's/.*"httpUrl":"http:[^"]*:\([0-9]*\)[^0-9].*/\1/p')"
   [ -n "$metrics" ] && map="$map
-$metrics $(printf '%s' "$line" | sed -n 's/.*"metricsUrl":"http:[^"]*:\([0-9]*\)".*/\1/p')"
-  local from rest
-  rest=$(while read -r from to; do printf '%s\n' "$map" | grep -q "^$from " || printf '%s %s\n' "$from" "$to"; done < "$DOC_DIR/.doc-ports")
+$metrics $(printf '%s' "$line" | sed -n 's/.*"metricsUrl":"http:[^"]*:\([0-9]*\)[^0-9].*/\1/p')"
+  local rest
+  rest=$(while read -r from to pid; do printf '%s\n' "$map" | grep -q "^$from " || printf '%s %s %s\n' "$from" "$to" "$pid"; done < "$DOC_DIR/.doc-ports")
   printf '%s\n%s\n' "$map" "$rest" > "$DOC_DIR/.doc-ports"
 }
 

@@ -3,6 +3,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { IncomingHttpHeaders } from 'node:http';
 import { Readable } from 'node:stream';
+import fc from 'fast-check';
 import { readBody } from '../../lib/http/body.js';
 import { readJsonBody, type JsonBodyOptions, type JsonBodySource } from '../../lib/http/json-body.js';
 import { HttpError } from '../../lib/http/problem.js';
@@ -165,4 +166,27 @@ test('A-6 a client that aborts mid-body is 400', async () => {
   const pending = refusal(readJsonBody(s, JSON_POST));
   setImmediate(() => aborted.destroy());
   assert.equal((await pending).problem.status, 400);
+});
+
+test('A-6 / L-2 any bytes give a value or a 400, never another error', async () => {
+  const bytes = fc.oneof(
+    fc.uint8Array({ maxLength: 64 }),
+    fc.json({ maxDepth: 4 }).map((text) => Buffer.from(text)),
+    fc.tuple(fc.json({ maxDepth: 4 }), fc.nat(), fc.integer({ min: 0, max: 255 })).map(([text, at, byte]) => {
+      const b = Buffer.from(text);
+      if (b.length > 0) b[at % b.length] = byte;
+      return b;
+    }),
+  );
+  await fc.assert(
+    fc.asyncProperty(bytes, async (body) => {
+      try {
+        await readJsonBody(json(body), JSON_POST);
+      } catch (error) {
+        assert.ok(error instanceof HttpError && error.problem.status === 400, String(error));
+        assert.equal(typeof error.problem.detail, 'string');
+      }
+    }),
+    { numRuns: 1000 },
+  );
 });

@@ -4,6 +4,9 @@ import assert from 'node:assert/strict';
 import { problem, renderProblem, ServiceError } from '../../lib/index.js';
 import { parseXml } from '../helpers/xml-parse.js';
 
+/** a wrong argument is a ServiceError ERR_INVALID_ARGUMENT, not a TypeError. */
+const INVALID_ARGUMENT = (error: unknown) => error instanceof ServiceError && error.code === 'ERR_INVALID_ARGUMENT';
+
 const p = problem(412, 'precondition-failed', { detail: 'If-Match does not hold.' });
 
 test('E-2 precondition-failed is a problem type with its title', () => {
@@ -31,7 +34,7 @@ for (const [as, label, format] of cases) {
 
 test('E-1 renderProblem refuses a label that is not a problem media type (programmer error)', () => {
   for (const bad of ['text/html', 'application/problem+yaml', 'JSON', '']) {
-    assert.throws(() => renderProblem(p, bad as 'json'), TypeError, bad);
+    assert.throws(() => renderProblem(p, bad as 'json'), INVALID_ARGUMENT, bad);
   }
 });
 

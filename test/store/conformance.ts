@@ -1,5 +1,7 @@
-// One conformance suite for every Store implementation (S-7; one suite, several
-// implementations, as Hono runs one router suite against each router). A test file per store
+// One conformance suite for every Store implementation (U-6, S-7: the file, PostgreSQL and memory
+// stores; one suite, several implementations, as Hono runs one router suite against each router).
+// Every observable behaviour of U, P-8/P-9/P-10/P-12 and S-2 that a store decides is here, in real
+// time (PostgreSQL takes its times from the database's clock, which a test cannot move). A test file per store
 // calls storeConformance() with a factory; the factory's `open` may be called several times for
 // one backing store, to race two store instances (two processes, two servers) against each other.
 import { describe, test, type TestContext } from 'node:test';
@@ -8,6 +10,7 @@ import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ThrottlePolicy } from '../../lib/store/ledgers.js';
 import type { Store, UserRecord } from '../../lib/store/open.js';
+import { consumeResetToken, hasLiveResetToken, issueResetToken } from '../../lib/users/reset-tokens.js';
 
 export interface StoreBacking {
   /** Opens one more store instance on the same backing store; closed by the suite. */
@@ -189,6 +192,35 @@ export function storeConformance(label: string, factory: StoreFactory, options: 
       await store.ping();
     });
 
+    describe('reset tokens (P-9), through the store', () => {
+      test('P-9: a token is single use across two instances, and two concurrent consumes let exactly one through', async (t) => {
+        const backing = await factory(t);
+        const [a, b] = [await opened(t, backing), await opened(t, backing)];
+        await put(a, user('tess'));
+        const { token } = await issueResetToken(a, 'tess');
+        assert.deepEqual((await Promise.all([consumeResetToken(a, 'tess', token), consumeResetToken(b, 'tess', token)])).sort(), [false, true]);
+        assert.equal(await consumeResetToken(b, 'tess', token), false);
+        assert.deepEqual((await b.get('tess'))?.resetTokens, []);
+      });
+
+      test('P-9: a token expires at expiresAt (the caller\'s clock), expired tokens are pruned when touched, and the others live on', async (t) => {
+        const backing = await factory(t);
+        const [a, b] = [await opened(t, backing), await opened(t, backing)];
+        await put(a, user('ugo'));
+        let now = 1_700_000_000_000;
+        const clock = { now: () => now };
+        const { token, expiresAt } = await issueResetToken(a, 'ugo', { ...clock, ttlMs: 600_000 });
+        const unused = await issueResetToken(a, 'ugo', clock);
+        const seen = await b.get('ugo');
+        assert.ok(seen !== undefined && hasLiveResetToken(seen, token, expiresAt - 1));
+        now = expiresAt;
+        assert.equal(hasLiveResetToken(seen, token, now), false, 'dead from expiresAt on');
+        assert.equal(await consumeResetToken(b, 'ugo', token, clock), false);
+        assert.deepEqual((await a.get('ugo'))?.resetTokens?.map((r) => r.expiresAt), [unused.expiresAt], 'the expired one is gone');
+        assert.equal(await consumeResetToken(a, 'ugo', unused.token, clock), true);
+      });
+    });
+
     describe('throttle ledger (P-8)', () => {
       test('P-8: 5 failures are free, then the account is locked with a Retry-After; a success forgets them', async (t) => {
         const store = await opened(t, await factory(t), { throttle: { baseDelayMs: 60_000, maxDelayMs: 120_000 } });
@@ -267,6 +299,80 @@ export function storeConformance(label: string, factory: StoreFactory, options: 
       });
     });
 
+    describe('throttle ledger (P-8): the schedule, in real time on every store', () => {
+      /** Records one finished failure (settle needs no reservation: an unknown id still counts). */
+      const fail = (store: Store, account: string | undefined, address: string) => store.throttle.settle('no-lease', account, address, 'fail');
+      /** The decision for one more attempt, its reservation let go at once. */
+      async function check(store: Store, account: string | undefined, address: string): Promise<number | 'ok' | 'busy'> {
+        const r = await store.throttle.reserve(account, address);
+        if (!r.ok) return r.reason === 'locked' ? r.retryAfterSeconds : 'busy';
+        await store.throttle.settle(r.id, account, address, 'none');
+        return 'ok';
+      }
+
+      test('P-8: five failures are free; the wait then starts at the base and doubles per failure up to the maximum, from any address', async (t) => {
+        const store = await opened(t, await factory(t), { throttle: { baseDelayMs: 1_000, maxDelayMs: 16_000 } });
+        for (let i = 0; i < 5; i++) {
+          assert.equal(await check(store, 'olga', '192.0.2.50'), 'ok', `before failure ${i + 1}`);
+          await fail(store, 'olga', `192.0.2.${60 + i}`);
+        }
+        const seen: Array<number | 'ok' | 'busy'> = [await check(store, 'olga', '192.0.2.50')];
+        // The lock is the account's, not the client's.
+        assert.equal(await check(store, 'olga', '198.51.100.77'), seen[0]);
+        for (let i = 0; i < 5; i++) {
+          await fail(store, 'olga', '192.0.2.70');
+          seen.push(await check(store, 'olga', '192.0.2.50'));
+        }
+        assert.deepEqual(seen, [1, 2, 4, 8, 16, 16]);
+        // Accounts are independent, and a name nobody has is throttled like one that exists.
+        assert.equal(await check(store, 'pablo', '192.0.2.50'), 'ok');
+      });
+
+      test('P-8: Retry-After counts down with the clock, is never below 1, and the account is free when the wait is over', async (t) => {
+        const store = await opened(t, await factory(t), { throttle: { baseDelayMs: 2_000, maxDelayMs: 2_000 } });
+        for (let i = 0; i < 5; i++) await fail(store, 'quinn', '192.0.2.80');
+        assert.equal(await check(store, 'quinn', '192.0.2.80'), 2);
+        await sleep(1_100);
+        assert.equal(await check(store, 'quinn', '192.0.2.80'), 1);
+        await sleep(1_000);
+        assert.equal(await check(store, 'quinn', '192.0.2.80'), 'ok');
+      });
+
+      test('P-8: a success resets the account: five free failures again', async (t) => {
+        const store = await opened(t, await factory(t), { throttle: { baseDelayMs: 60_000, maxDelayMs: 60_000 } });
+        for (let i = 0; i < 7; i++) await fail(store, 'rosa', `10.0.0.${i}`);
+        assert.equal(typeof (await check(store, 'rosa', '10.0.1.1')), 'number');
+        await store.throttle.settle('no-lease', 'rosa', '10.0.1.1', 'success');
+        assert.equal(await check(store, 'rosa', '10.0.1.1'), 'ok');
+        for (let i = 0; i < 4; i++) await fail(store, 'rosa', `10.0.2.${i}`);
+        assert.equal(await check(store, 'rosa', '10.0.1.1'), 'ok');
+        await fail(store, 'rosa', '10.0.2.9');
+        assert.equal(await check(store, 'rosa', '10.0.1.1'), 60);
+      });
+
+      test('P-8 (amended): attempts in flight hold their place in both budgets; a settled one frees it', async (t) => {
+        const store = await opened(t, await factory(t), { throttle: { addressMaxFailures: 3 } });
+        const held = await Promise.all(['u1', 'u2', 'u3'].map((account) => store.throttle.reserve(account, '203.0.113.5')));
+        const [a, b, c] = held;
+        assert.ok(a?.ok && b?.ok && c?.ok);
+        assert.equal(await check(store, 'u4', '203.0.113.5'), 'busy', 'three in flight fill a budget of three');
+        assert.equal(await check(store, 'u4', '203.0.113.6'), 'ok', 'another address is not affected');
+        await store.throttle.settle(a.id, 'u1', '203.0.113.5', 'success');
+        assert.equal((await store.throttle.reserve('u4', '203.0.113.5')).ok, true, 'a success gives the place back (u4 stays in flight)');
+        await store.throttle.settle(b.id, 'u2', '203.0.113.5', 'fail');
+        await store.throttle.settle(c.id, 'u3', '203.0.113.5', 'fail');
+        assert.equal(await check(store, 'u5', '203.0.113.5'), 'busy', 'two failures and one in flight');
+        // Six at once on one account: the sixth is busy (not locked) until one settles.
+        const five = await Promise.all(Array.from({ length: 5 }, (_, i) => store.throttle.reserve('sven', `10.9.0.${i}`)));
+        assert.ok(five.every((r) => r.ok));
+        assert.equal(await check(store, 'sven', '10.9.0.9'), 'busy');
+        const first = five[0];
+        assert.ok(first?.ok);
+        await store.throttle.settle(first.id, 'sven', '10.9.0.0', 'success');
+        assert.equal(await check(store, 'sven', '10.9.0.9'), 'ok');
+      });
+    });
+
     describe('nonce ledger (P-10)', () => {
       test('P-10: each nonce count is accepted once, higher counts later, across two instances', async (t) => {
         const backing = await factory(t);
@@ -282,13 +388,26 @@ export function storeConformance(label: string, factory: StoreFactory, options: 
       });
     });
 
+    describe('nonce ledger (P-10): expiry', () => {
+      test('P-10: a count of an expired nonce is refused, and a nonce that expired after its claims never takes another', async (t) => {
+        const backing = await factory(t);
+        const [a, b] = [await opened(t, backing), await opened(t, backing)];
+        assert.equal(await a.nonces.claim('gone', 1, Date.now() - 1), false);
+        const expires = Date.now() + 700;
+        assert.equal(await a.nonces.claim('brief', 1, expires), true);
+        await sleep(900);
+        assert.equal(await b.nonces.claim('brief', 2, expires), false);
+        assert.equal(await b.nonces.claim('fresh', 1, Date.now() + 60_000), true);
+      });
+    });
+
     describe('issuance ledger (P-12)', () => {
       test('P-12: at most max tokens per account within the window, the first ones, across two instances', async (t) => {
         const backing = await factory(t);
         const [a, b] = [await opened(t, backing), await opened(t, backing)];
         const racing = await Promise.all(Array.from({ length: 10 }, (_, i) => (i % 2 === 0 ? a : b).issuance.take('liam', 3, 1_500)));
         assert.equal(racing.filter(Boolean).length, 3);
-        assert.equal(await a.issuance.take('mia', 3, 1_500), true);
+        assert.equal(await a.issuance.take('mia', 3, 1_500), true, 'each account has its own count');
         await sleep(1_800);
         assert.equal(await b.issuance.take('liam', 3, 1_500), true);
       });

@@ -59,9 +59,13 @@ export function createNonceLedger(db: Database): NonceLedger {
     async claim(nonce, nc, expiresAt) {
       if (!Number.isSafeInteger(nc) || nc < 0) throw new ServiceError('ERR_INVALID_OPTION', `claim(): nc must be a non-negative integer, got ${String(nc)}`);
       // One statement: the first use inserts, a higher count raises the mark, anything else
-      // changes no row. Committed (synchronous_commit) before it resolves, as P-10 needs.
+      // changes no row. Committed (synchronous_commit) before it resolves, as P-10 needs. A nonce
+      // already expired by the database's clock takes no count at all: verified just before it
+      // expired and claimed just after, its row may have been cleaned up, and a replay of an old
+      // count would otherwise pass (the file and memory ledgers refuse it too).
       const result = await db.query(
-        `INSERT INTO httpskit.digest_nonce AS n (nonce, nc, expires_at) VALUES ($1, $2, $3)
+        `INSERT INTO httpskit.digest_nonce AS n (nonce, nc, expires_at)
+         SELECT $1, $2, $3 WHERE $3 > httpskit.now_ms()
          ON CONFLICT (nonce) DO UPDATE SET nc = EXCLUDED.nc, expires_at = greatest(n.expires_at, EXCLUDED.expires_at)
          WHERE n.nc < EXCLUDED.nc`,
         [nonce, nc, Math.ceil(expiresAt)],

@@ -191,3 +191,19 @@ test('P-12: issuance records of names nobody asks for again are forgotten once t
   assert.equal(await a.issuance.take('fresh', 3, 3_600_000), true);
   assert.equal(a.size().issued, 1);
 });
+
+test('P-8, P-10, P-12: failures, nonce counts and issuances survive a restart (a new ledger on the same file)', async (t) => {
+  const { open, clock } = await setup(t);
+  const ledgers = await open();
+  for (let i = 0; i < 5; i++) await ledgers.throttle.settle('x', 'alice', '10.0.0.1', 'fail');
+  assert.equal(await ledgers.nonces.claim('nonce-1', 1, clock.t + 300_000), true);
+  assert.equal(await ledgers.issuance.take('alice', 3, 3_600_000), true);
+  const restarted = await open();
+  assert.deepEqual(await restarted.throttle.reserve('alice', '10.0.0.2'), { ok: false, reason: 'locked', retryAfterSeconds: 1 });
+  assert.equal(await restarted.nonces.claim('nonce-1', 1, clock.t + 300_000), false, 'a used count is refused after a restart');
+  assert.equal(await restarted.nonces.claim('nonce-1', 2, clock.t + 300_000), true);
+  assert.equal(await restarted.issuance.take('alice', 1, 3_600_000), false);
+  await restarted.throttle.settle('x', 'alice', 'nowhere', 'success');
+  const again = await open();
+  assert.equal((await again.throttle.reserve('alice', '10.0.0.2')).ok, true, 'a success is durable too');
+});
