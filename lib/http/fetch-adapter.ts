@@ -130,6 +130,7 @@ class InProcessResponse {
   destroyed = false;
   statusCode = 200;
   #headers: Record<string, string | readonly string[]> = {};
+  readonly #pieces: Uint8Array[] = [];
   readonly #method: string;
   readonly #resolve: (response: Response) => void;
   readonly #reject: (error: Error) => void;
@@ -147,9 +148,22 @@ class InProcessResponse {
     return this;
   }
 
-  end(body?: string): this {
+  /** A large body comes in pieces (send-body.ts): kept until `end`. */
+  write(piece: Uint8Array, done?: (error?: Error | null) => void): boolean {
+    this.#pieces.push(piece);
+    if (done !== undefined) queueMicrotask(() => done(null));
+    return true;
+  }
+
+  /** send-body.ts watches a stalled reader; nothing stalls in memory. */
+  once(_event: string, _listener: () => void): this {
+    return this;
+  }
+
+  end(last?: string | Uint8Array, done?: () => void): this {
     if (this.destroyed) return this;
     this.destroyed = true;
+    const body = this.#pieces.length === 0 ? last : Buffer.concat([...this.#pieces, ...(last === undefined ? [] : [typeof last === 'string' ? Buffer.from(last) : last])]);
     const headers = new Headers();
     const own = this.#headers;
     for (const name in own) {
@@ -161,6 +175,7 @@ class InProcessResponse {
     const status = this.statusCode;
     const content = body === undefined || this.#method === 'HEAD' || NULL_BODY.has(status) ? null : body;
     this.#resolve(new Response(content, { status, headers }));
+    if (done !== undefined) queueMicrotask(done);
     return this;
   }
 

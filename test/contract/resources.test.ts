@@ -379,3 +379,11 @@ test('A-5 createService refuses a wrong definition with ERR_INVALID_OPTION namin
     );
   }
 });
+
+test('A-8 a representation larger than one write piece (64 KiB, sent in pieces) comes whole through service.fetch', async (t) => {
+  const s = await serve(t, { resources: { big: { item: { get: (id: string) => ({ id, text: 'é'.repeat(100_000) }) } } } }, 'fetch');
+  const r = await s.fetch('/api/big/1.json');
+  assert.equal(r.status, 200);
+  assert.equal(Number(r.headers['content-length']), r.raw.length);
+  assert.equal((json(r) as { text: string }).text.length, 100_000);
+});
