@@ -84,8 +84,11 @@ export function createResourceWriteHandlers(o: ResourceWriteOptions): ResourceWr
     return { exists, value };
   };
 
-  const answer = (status: number, target: Target, selection: ReturnType<typeof selectFor>, value: unknown, location?: string): Reply =>
-    value === undefined ? NO_CONTENT : representValue(status, target, selection, shape, value, etagOf, location === undefined ? {} : { location });
+  /** A write's answer: the value's representation, or no content when the method returned none (201 keeps its Location). */
+  const answer = (status: number, target: Target, selection: ReturnType<typeof selectFor>, value: unknown, location?: string): Reply => {
+    if (value !== undefined) return representValue(status, target, selection, shape, value, etagOf, location === undefined ? {} : { location });
+    return location === undefined ? NO_CONTENT : { status: 201, headers: { location, 'cache-control': 'no-store' } };
+  };
 
   const handlers: { post?: Handler; put?: Handler; patch?: Handler; delete?: Handler } = {};
 

@@ -401,3 +401,16 @@ test('A-5 with A-9: under a basePath, Location, Content-Location, Link and the O
   assert.deepEqual((s.service.openapi() as { servers: unknown }).servers, [{ url: '/svc' }]);
   assert.equal((await s.fetch('/api/books/1', { unchecked: true })).status, 404, 'nothing outside the prefix');
 });
+
+test('A-5 a put that returns nothing: 204, or 201 with only Location when the item is new', async (t) => {
+  const items = new Map<string, unknown>([['a', { n: 1 }]]);
+  const s = await serve(t, { resources: { notes: { item: { get: (id: string) => items.get(id), put: (id: string, body: unknown) => void items.set(id, body) } } } }, 'fetch');
+  const replaced = await s.fetch('/api/notes/a', { method: 'PUT', headers: JSON_BODY, body: '{"n":2}' });
+  assert.equal(replaced.status, 204);
+  assert.equal(replaced.body, '');
+  const created = await s.fetch('/api/notes/b', { method: 'PUT', headers: JSON_BODY, body: '{"n":3}', unchecked: true });
+  assert.equal(created.status, 201);
+  assert.equal(created.headers['location'], '/api/notes/b');
+  assert.equal(created.body, '');
+  assert.deepEqual(items.get('b'), { n: 3 });
+});
