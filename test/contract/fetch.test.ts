@@ -39,6 +39,8 @@ test('A-8 a path, a URL and a Request: negotiated answers with their headers, as
   assert.equal(again.status, 304);
   assert.equal(again.body, null);
 
+  const lower = await service.fetch('/api/books.json', { method: 'get' });
+  assert.equal(lower.status, 200, 'the common methods are uppercased, as the Fetch standard does');
   const head = await service.fetch('/api/books.json', { method: 'HEAD' });
   assert.equal(head.status, 200);
   assert.equal(head.body, null, 'HEAD has no body');
@@ -197,6 +199,10 @@ test('A-8 wrong arguments reject with ERR_INVALID_ARGUMENT naming them, never a 
     ['/api/something', { method: 'GET', body: 'x' }, /^init /],
     ['/api/something', { method: 'no spaces allowed' }, /^init /],
     ['/api/something', { address: 42 }, /^init\.address /],
+    ['/api/something', { method: 'TRACE' }, /^init /],
+    ['/api/something', { headers: { 'bad name': 'x' } }, /^init /],
+    ['/api/something', { headers: { accept: 'a\r\nb' } }, /^init /],
+    [new URL('https://localhost/api/something'), { method: 'CONNECT' }, /^init /],
   ];
   for (const [input, init, message] of bad) {
     await assert.rejects(service.fetch(input as never, init as never), (error: unknown) => isCode('ERR_INVALID_ARGUMENT')(error) && message.test((error as Error).message), String(input));
