@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
-import { openStore, type Store, type UserRecord } from '../lib/users/store.js';
+import { openStore, type Store, type UserRecord } from '../lib/store/open.js';
 import { startCluster } from '../test/helpers/postgres-cluster.js';
 
 const { values } = parseArgs({ options: { users: { type: 'string' }, changes: { type: 'string' }, ops: { type: 'string' }, json: { type: 'boolean' } } });

@@ -10,7 +10,7 @@
 import { randomBytes } from 'node:crypto';
 import { Agent, request } from 'node:https';
 import pg from 'pg';
-import { openStore } from '../lib/users/store.js';
+import { openStore } from '../lib/store/open.js';
 import { startCluster } from '../test/helpers/postgres-cluster.js';
 import { startServer, type Child, type ServerChild } from './children.js';
 import { findPostmaster } from './postgres-cpu.js';

@@ -9,8 +9,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { journalHeader, snapshotText } from '../lib/users/store-format.js';
-import { openStore, type UserRecord } from '../lib/users/store.js';
+import { journalHeader, snapshotText } from '../lib/store/file/format.js';
+import { openStore, type UserRecord } from '../lib/store/open.js';
 
 export interface StoreBenchRow {
   readonly users: number;

@@ -1,9 +1,12 @@
 import { dirname, join, resolve } from 'node:path';
 import { ServiceError } from './errors.js';
+import { DEFAULT_MAX_UNSENT_BYTES } from './http/http2-sessions.js';
+import { validateOptionalObject } from './validate.js';
 import { parseTrustProxy, type TrustProxy } from './http/trust-proxy.js';
-import type { ResourceLoader } from './resources/resource.js';
-import { isPostgresUrl } from './users/postgres/postgres-options.js';
-import { LOG_LEVELS, stdoutLines, type LogLevel } from './log.js';
+import { defineResource, type ServedResource } from './resources/definition.js';
+import type { ResourceEntry } from './resources/resource.js';
+import { storeKind } from './store/spec.js';
+import { LOG_LEVELS, type LogLevel } from './log.js';
 
 /** The password-change events an embedder can subscribe to (CONTRACT A-4). */
 export interface ResetTokenEvent { readonly name: string; readonly token: string; readonly expiresAt: Date }
@@ -36,7 +39,10 @@ export interface ServiceOptions {
   httpPort?: number;
   /** HTTP/2 (ALPN h2) beside HTTP/1.1 on the HTTPS port (H-1); false serves HTTP/1.1 only. @default true */
   http2?: boolean;
-  /** JSON-file user store (U-1), or a postgres:// URL (S-1; needs the optional package `pg`). @default './data/users.json' */
+  /**
+   * JSON-file user store (U-1), a postgres:// URL (S-1; needs the optional package `pg`), or
+   * `':memory:'`: users and ledgers in this process's memory, no file written (U-6). @default './data/users.json'
+   */
   store?: string;
   /** Connection pool and time-outs of a postgres:// store (S-6), and whether it migrates at open (S-5). */
   postgres?: PostgresOptions;
@@ -62,8 +68,8 @@ export interface ServiceOptions {
   realm?: string;
   /** Strict-Transport-Security max-age in seconds, or false for none (T-4). @default 31536000 */
   hstsMaxAge?: number | false;
-  /** scrypt cost as log2(N), r, p (U-3). @default { ln: 17, r: 8, p: 1 } */
-  scrypt?: { readonly ln: number; readonly r: number; readonly p: number };
+  /** scrypt cost as log2(N), r, p (U-3); a member left out keeps its default (A-10). @default { ln: 17, r: 8, p: 1 } */
+  scrypt?: { readonly ln?: number; readonly r?: number; readonly p?: number };
   /** Lifetime of a reset token (P-9). @default 900000 (15 minutes) */
   resetTokenTtlMs?: number;
   /** Hashes in flight at once, and waiting (P-8). @default libuv pool size, and 4x that */
@@ -77,14 +83,31 @@ export interface ServiceOptions {
   maxTargetLength?: number;
   maxBodyBytes?: number;
   /**
-   * Resources served at /api/<name> besides the built-in `something` (A-2): `(query, context) => value`.
-   * A loader that needs the caller calls `await context.authenticate()` (R-1's machinery).
+   * L-2: response bytes one HTTP/2 connection may hold unsent across its streams (a reader that does
+   * not read). A body over 16 KiB that would go past it is refused with RST_STREAM(ENHANCE_YOUR_CALM);
+   * one response of any size may be held alone. @default 4194304 (4 MiB)
    */
-  resources?: Readonly<Record<string, ResourceLoader>>;
-  /** Where log lines go (one JSON object per line), or false for none. @default process.stdout */
+  maxUnsentBytes?: number;
+  /**
+   * Resources served at /api/<name> besides the built-in `something`: a loader `(query, context) => value`
+   * (A-2), or a definition with methods and items `{ get, post, item: { get, put, delete }, schema, … }`
+   * (A-5). A method that needs the caller calls `await context.authenticate()` (R-1's machinery).
+   */
+  resources?: Readonly<Record<string, ResourceEntry>>;
+  /**
+   * A-9: the path prefix every route is served under (`'/svc'`), written into every Location,
+   * Content-Location, Link and `next` the service sends; nothing outside it is served. @default '' (none)
+   */
+  basePath?: string;
+  /** Where log lines go (one JSON object per line), or false for none (A-10: a library is quiet unless asked). @default false */
   log?: false | ((line: string) => void);
   /** What is logged: 'info' (a line per request), 'warn' (4xx and 5xx), 'error' (5xx), 'off'/'silent' (errors only). @default 'info' */
   logLevel?: 'info' | 'warn' | 'error' | 'off' | 'silent';
+  /**
+   * C-5 (amended): on close() (the CLI: SIGTERM, SIGINT) /readyz answers 503 at once and the
+   * listeners keep serving this long before they stop, so a load balancer stops sending first. @default 0
+   */
+  shutdownDelayMs?: number;
   /** Port of the plain-HTTP Prometheus scrape listener on `host` (H-5); 0 picks a free one. @default undefined (off) */
   metricsPort?: number;
   /** A-4 hooks. A hook that throws or hangs is logged and never blocks the change. */
@@ -94,7 +117,7 @@ export interface ServiceOptions {
   onUserChanged?: (event: UserChangedEvent) => unknown;
 }
 
-/** See PostgresStoreOptions (lib/users/postgres/postgres-options.ts) for the defaults. */
+/** See PostgresStoreOptions (lib/store/postgres/postgres-options.ts) for the defaults. */
 export interface PostgresOptions {
   /** Connections per instance. @default 10 */
   readonly poolSize?: number;
@@ -123,6 +146,8 @@ export interface Config {
   readonly digestKeyFile: string;
   /** No key file was given and the store is a file: the key lives beside the store's real file (U-1). */
   readonly digestKeyBesideStore: boolean;
+  /** No key file was given and the store is in memory: so is the key (U-6, A-10: no file written). */
+  readonly digestKeyInMemory: boolean;
   readonly trustProxy: TrustProxy;
   readonly minPasswordLength: number;
   readonly realm: string;
@@ -137,10 +162,15 @@ export interface Config {
   readonly maxHeaderBytes: number;
   readonly maxTargetLength: number;
   readonly maxBodyBytes: number;
-  readonly resources: Readonly<Record<string, ResourceLoader>>;
+  readonly maxUnsentBytes: number;
+  /** The embedder's resources, checked (A-5: a wrong shape is ERR_INVALID_OPTION naming the resource). */
+  readonly resources: ReadonlyMap<string, ServedResource>;
+  /** '' or `/segment[/segment…]` without a trailing slash. */
+  readonly basePath: string;
   readonly log: false | ((line: string) => void);
   readonly logLevel: LogLevel;
   readonly metricsPort: number | undefined;
+  readonly shutdownDelayMs: number;
   readonly onResetToken: ((event: ResetTokenEvent) => unknown) | undefined;
   readonly onPasswordChanged: ((event: PasswordChangedEvent) => unknown) | undefined;
   readonly onUserChanged: ((event: UserChangedEvent) => unknown) | undefined;
@@ -150,8 +180,8 @@ const KNOWN: { readonly [K in keyof ServiceOptions]-?: true } = {
   host: true, port: true, httpPort: true, http2: true, store: true, postgres: true, cert: true, key: true, certFile: true, keyFile: true, certPollIntervalMs: true, certDir: true, digest: true,
   digestKeyFile: true, trustProxy: true, minPasswordLength: true, realm: true, hstsMaxAge: true, scrypt: true,
   resetTokenTtlMs: true, hashConcurrency: true, hashQueueLimit: true, headersTimeoutMs: true, requestTimeoutMs: true,
-  keepAliveTimeoutMs: true, maxHeaderBytes: true, maxTargetLength: true, maxBodyBytes: true, resources: true, log: true,
-  logLevel: true, metricsPort: true, onResetToken: true, onPasswordChanged: true, onUserChanged: true,
+  keepAliveTimeoutMs: true, maxHeaderBytes: true, maxTargetLength: true, maxBodyBytes: true, maxUnsentBytes: true, resources: true, basePath: true, log: true,
+  logLevel: true, metricsPort: true, shutdownDelayMs: true, onResetToken: true, onPasswordChanged: true, onUserChanged: true,
 };
 
 /** Resource names: a lowercase letter, then letters, digits, '-' and '_' (no '.', which starts an extension; also the XML root name). */
@@ -159,14 +189,15 @@ export const RESOURCE_NAME = /^[a-z][a-z0-9_-]{0,63}$/;
 
 /** Validates options once and returns a frozen Config with every default filled in. */
 export function resolveConfig(options: ServiceOptions = {}): Config {
-  if (typeof options !== 'object' || options === null) invalid('options must be an object');
+  validateOptionalObject(options as unknown, 'options');
   for (const key of Object.keys(options)) {
     if (!(key in KNOWN)) invalid(`unknown option "${key}"`);
   }
   const o = options;
-  // A database URL is not a path: resolving it would make "postgres:/…" a file in the working directory.
+  // A database URL (or ':memory:') is not a path: resolving it would make "postgres:/…" a file in the working directory.
   const storeSpec = text(o.store ?? './data/users.json', 'store');
-  const store = isPostgresUrl(storeSpec) ? storeSpec : resolve(storeSpec);
+  const kind = storeKind(storeSpec);
+  const store = kind === 'file' ? resolve(storeSpec) : storeSpec;
   const poolSize = Number(process.env['UV_THREADPOOL_SIZE']) || 4;
   const hashConcurrency = integer(o.hashConcurrency ?? poolSize, 'hashConcurrency', 1, 1024);
   if ((o.cert === undefined) !== (o.key === undefined)) invalid('cert and key must be given together');
@@ -175,15 +206,19 @@ export function resolveConfig(options: ServiceOptions = {}): Config {
   const realm = text(o.realm ?? 'httpskit', 'realm');
   // Printable ASCII without '"' or '\\': sent as a quoted-string, and Digest clients hash its bytes.
   if (!/^[\x20\x21\x23-\x5b\x5d-\x7e]+$/.test(realm)) invalid('realm must be printable ASCII without quotes or backslashes');
-  const scrypt = o.scrypt ?? { ln: 17, r: 8, p: 1 };
-  if (typeof scrypt !== 'object' || scrypt === null) invalid('scrypt must be an object { ln, r, p }');
+  if (o.scrypt !== undefined && (typeof o.scrypt !== 'object' || o.scrypt === null)) invalid('scrypt must be an object { ln, r, p }');
+  for (const key of Object.keys(o.scrypt ?? {})) if (!['ln', 'r', 'p'].includes(key)) invalid(`unknown scrypt option "${key}"`);
+  // A-10: nested options are merged with their defaults.
+  const scrypt = { ...SCRYPT_DEFAULTS, ...definedMembers(o.scrypt ?? {}) };
   if (typeof scrypt.ln === 'number' && typeof scrypt.r === 'number' && 128 * 2 ** scrypt.ln * scrypt.r > 2 ** 30) {
     invalid('scrypt cost needs more than 1 GiB per hash (128 * 2^ln * r); lower ln or r');
   }
-  const resources = o.resources ?? {};
-  for (const [name, load] of Object.entries(resources)) {
+  const given = o.resources ?? {};
+  if (typeof given !== 'object' || given === null || Array.isArray(given)) invalid('resources must be an object { name: loader or definition }');
+  const resources = new Map<string, ServedResource>();
+  for (const [name, entry] of Object.entries(given)) {
     if (!RESOURCE_NAME.test(name)) invalid(`resource name "${name}" must match ${String(RESOURCE_NAME)}`);
-    if (typeof load !== 'function') invalid(`resource "${name}" must be a function of the query`);
+    resources.set(name, defineResource(name, entry));
   }
   let trustProxy: TrustProxy;
   try {
@@ -206,8 +241,9 @@ export function resolveConfig(options: ServiceOptions = {}): Config {
     certPollIntervalMs: integer(o.certPollIntervalMs ?? 5_000, 'certPollIntervalMs', 100, 60_000),
     certDir: resolve(text(o.certDir ?? './certs', 'certDir')),
     digest: bool(o.digest ?? false, 'digest'),
-    digestKeyFile: resolve(text(o.digestKeyFile ?? (isPostgresUrl(store) ? './data/digest.key' : join(dirname(store), 'digest.key')), 'digestKeyFile')),
-    digestKeyBesideStore: o.digestKeyFile === undefined && !isPostgresUrl(store),
+    digestKeyFile: resolve(text(o.digestKeyFile ?? (kind === 'file' ? join(dirname(store), 'digest.key') : './data/digest.key'), 'digestKeyFile')),
+    digestKeyBesideStore: o.digestKeyFile === undefined && kind === 'file',
+    digestKeyInMemory: o.digestKeyFile === undefined && kind === 'memory',
     trustProxy,
     minPasswordLength: integer(o.minPasswordLength ?? 15, 'minPasswordLength', 8, 64),
     realm,
@@ -226,14 +262,38 @@ export function resolveConfig(options: ServiceOptions = {}): Config {
     maxHeaderBytes: integer(o.maxHeaderBytes ?? 16_384, 'maxHeaderBytes', 1_024, 1_048_576),
     maxTargetLength: integer(o.maxTargetLength ?? 8_192, 'maxTargetLength', 64, 1_048_576),
     maxBodyBytes: integer(o.maxBodyBytes ?? 4_096, 'maxBodyBytes', 64, 1_048_576),
-    resources: Object.freeze({ ...resources }),
-    log: o.log === undefined ? stdoutLines() : logOption(o.log),
+    maxUnsentBytes: integer(o.maxUnsentBytes ?? DEFAULT_MAX_UNSENT_BYTES, 'maxUnsentBytes', 65_536, 1_073_741_824),
+    resources,
+    basePath: basePathOption(o.basePath ?? ''),
+    log: o.log === undefined ? false : logOption(o.log),
     logLevel: logLevel(o.logLevel ?? 'info'),
     metricsPort: o.metricsPort === undefined ? undefined : integer(o.metricsPort, 'metricsPort', 0, 65_535),
+    shutdownDelayMs: integer(o.shutdownDelayMs ?? 0, 'shutdownDelayMs', 0, 3_600_000),
     onResetToken: hook(o.onResetToken, 'onResetToken'),
     onPasswordChanged: hook(o.onPasswordChanged, 'onPasswordChanged'),
     onUserChanged: hook(o.onUserChanged, 'onUserChanged'),
   });
+}
+
+const SCRYPT_DEFAULTS = { ln: 17, r: 8, p: 1 } as const;
+
+/** The members whose value is not undefined (`{ ln: 14, r: undefined }` keeps the default r). */
+function definedMembers<T extends object>(value: T): Partial<T> {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
+}
+
+/**
+ * A-9: '' (none), or an absolute path of plain segments; a trailing slash is dropped (`/svc/` is
+ * `/svc`). No query, fragment, dot segment or percent sign: it is compared with the raw path.
+ */
+function basePathOption(value: unknown): string {
+  if (typeof value !== 'string') invalid('basePath must be a string such as "/svc"');
+  const path = value.endsWith('/') ? value.slice(0, -1) : value;
+  if (path === '') return '';
+  if (!/^(?:\/[A-Za-z0-9\-._~!$&'()*+,;=:@]+)+$/.test(path) || path.split('/').some((segment) => segment === '.' || segment === '..')) {
+    invalid(`basePath must be a path such as "/svc" (segments of letters, digits and -._~!$&'()*+,;=:@), got ${JSON.stringify(value)}`);
+  }
+  return path;
 }
 
 function invalid(message: string): never {

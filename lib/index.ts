@@ -2,9 +2,10 @@
 export { createService } from './service.js';
 export type { Service, UserOperations } from './service.js';
 export type { HttpRequest, HttpResponse, RequestHandler } from './http/messages.js';
+export type { FetchHandler, FetchInit } from './http/fetch-adapter.js';
 export type { CertificatePair } from './tls/certificate-pair.js';
 export type { ServiceOptions, ResetTokenEvent, PasswordChangedEvent, UserChangedEvent } from './config.js';
-export type { ResourceLoader, ResourceContext, Caller } from './resources/resource.js';
+export type { ResourceLoader, ResourceContext, ResourceDefinition, ResourceEntry, ItemContext, Created, Caller } from './resources/resource.js';
 export type { Role, UserInfo } from './users/users.js';
 export { PasswordPolicyError } from './users/users.js';
 export type { PolicyViolation } from './users/policy.js';
@@ -18,7 +19,7 @@ export { toXml, encodeXmlName, decodeXmlName } from './representation/xml.js';
 export type { XmlOptions } from './representation/xml.js';
 
 export { HttpError, problem, renderProblem } from './http/problem.js';
-export type { Problem, ProblemSlug, ProblemFormat, ProblemMediaType } from './http/problem.js';
+export type { Problem, ProblemSlug, ProblemExtra, ProblemFormat, ProblemMediaType } from './http/problem.js';
 export { ServiceError } from './errors.js';
 export type { ErrorCode } from './errors.js';
 

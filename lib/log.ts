@@ -191,7 +191,7 @@ export function createLineWriter(
         oldest = clock();
         if (timer === undefined) {
           timer = setTimeout(onTimer, IDLE_FLUSH_MS);
-          // Lines still pending at exit are written by the exit hook (stdoutLines) or flush().
+          // Lines still pending at exit are written by flush() (the CLI calls it before it exits).
           timer.unref();
         }
       } else if (n >= MAX_PENDING_LINES || clock() - oldest >= LINE_DELAY_MS) flush();
@@ -220,20 +220,4 @@ export const MAX_BACKLOG_BYTES = 8 * 2 ** 20;
  */
 export function streamLines(stream: { write(chunk: Buffer): unknown; readonly writableLength: number }, maxBacklog = MAX_BACKLOG_BYTES): ReturnType<typeof createLineWriter> {
   return createLineWriter((chunk) => void stream.write(chunk), undefined, { backlog: () => stream.writableLength, maxBacklog });
-}
-
-let stdoutWriter: ReturnType<typeof createLineWriter> | undefined;
-
-/**
- * The default sink, standard output, shared by every service of the process (one writer, so one
- * exit hook: lines still pending when the process exits are written then; to a file at once, to a
- * pipe as far as it takes them without waiting).
- */
-export function stdoutLines(): (line: string) => void {
-  if (stdoutWriter === undefined) {
-    const writer = streamLines(process.stdout);
-    process.once('exit', writer.flush);
-    stdoutWriter = writer;
-  }
-  return stdoutWriter.write;
 }

@@ -3,7 +3,8 @@ import { readFile, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { createAuthenticator } from './auth/authenticate.js';
 import { computeHA1, createDigestAuth } from './auth/digest.js';
-import { openDigestVault, type DigestVault } from './auth/digest-vault.js';
+import { computeUserhash } from './auth/digest-hash.js';
+import { createDigestVault, digestKeyFingerprint, loadDigestKey, newDigestKey, type DigestVault } from './auth/digest-vault.js';
 import { resolveConfig, type Config, type ServiceOptions } from './config.js';
 import { ServiceError } from './errors.js';
 import { createPasswordHandlers, requireTransport } from './handlers/password.js';
@@ -13,26 +14,34 @@ import { createUserHandlers, createUserResource } from './handlers/users.js';
 import { createRepresentationHandler } from './handlers/representation.js';
 import type { RequestContext } from './http/context.js';
 import type { Caller } from './resources/resource.js';
-import { createDispatcher, type Handler } from './http/dispatch.js';
-import type { RequestHandler } from './http/messages.js';
+import { createDispatcher, type Handler, type Next } from './http/dispatch.js';
+import { createFetchHandler, type FetchHandler } from './http/fetch-adapter.js';
+import type { HttpRequest, HttpResponse, RequestHandler } from './http/messages.js';
 import { createRouter } from './http/router.js';
 import { startListeners, type Listeners } from './http/server.js';
+import { Lifecycle } from './lifecycle.js';
 import { createLogger, type Logger } from './log.js';
-import { createHealthRegistry } from './ops/health.js';
+import { createHealth } from './ops/health.js';
 import { instrumentStore } from './ops/instrument-store.js';
 import { createMetrics, type Metrics } from './ops/metrics.js';
 import { startMetricsListener, type MetricsListener } from './ops/metrics-server.js';
 import { createOpenApiHandler } from './ops/openapi-handler.js';
 import { createSelector, type Selector } from './representation/select.js';
-import { createRegistry } from './resources/registry.js';
+import { createRegistry, servedResources } from './resources/registry.js';
+import { openApiDocument } from './ops/openapi.js';
+import { packageVersion } from './package-version.js';
+import { routeLabels, routerTable } from './http/route-table.js';
+import { serviceRoutes } from './routes/service-routes.js';
+import { apiRoutes } from './routes/api-routes.js';
 import { checkCertificatePair, readCertificatePair, watchCertificatePair, type CertificatePair, type PairWatcher } from './tls/certificate-pair.js';
 import { ensureDevCertificate, type DevCertificate } from './tls/dev-cert.js';
 import { isCommonPassword } from './users/common-passwords.js';
-import { createHashGate, GateFullError, type HashGate } from './users/hash-gate.js';
-import { resolveStorePath } from './users/store-path.js';
-import { openStore, type Store, type UserRecord } from './users/store.js';
+import { createHashGate, isHashBusy, type HashGate } from './users/hash-gate.js';
+import { resolveStorePath } from './store/file/path.js';
+import { openStore } from './store/open.js';
+import type { SharedSettings, Store, UserRecord } from './store/store.js';
 import { createUsers, type Role, type UserInfo, type Users } from './users/users.js';
-import { digestKeyFingerprint, settingsOf, type SharedSettings } from './users/postgres/settings.js';
+import { validateOptionalBoolean, validateOptionalInteger, validateOptionalObject, validateString, invalidArgument } from './validate.js';
 import { withTimeout } from './with-timeout.js';
 
 export interface Service {
@@ -41,9 +50,28 @@ export interface Service {
    * through the compatibility API, e.g. `http2.createSecureServer({ allowHTTP1: true }, handler)`.
    */
   readonly handler: RequestHandler;
-  /** Opens the store and starts the HTTPS (and optional HTTP and metrics) listeners. */
+  /**
+   * A-8: a request without a socket: what the global `fetch` takes (a Request, a URL, or a path
+   * such as `'/api/books.xml'`, resolved against `https://localhost`), through the same pipeline;
+   * an `http:` URL counts as plain HTTP (T-3). `init.address` is the client's address
+   * (default `127.0.0.1`). A fetch handler: it mounts in Hono (`app.mount`) and the like.
+   */
+  readonly fetch: FetchHandler;
+  /**
+   * A-9: Connect-style middleware (Express, Connect): the service's answer, or `next()` for a
+   * path it has no route for. Under a mount (`app.use('/svc', …)`) give `basePath: '/svc'`.
+   */
+  readonly middleware: (req: HttpRequest, res: HttpResponse, next: Next) => void;
+  /**
+   * Opens the store and starts the HTTPS (and optional HTTP and metrics) listeners. A-11: once
+   * only; while listening or after close() it rejects with ERR_SERVICE_STATE and opens nothing.
+   */
   listen(): Promise<{ readonly url: string; readonly httpUrl: string | undefined; readonly metricsUrl: string | undefined }>;
-  /** Stops the listeners (in-flight requests get up to `graceMs`) and closes the store. */
+  /**
+   * C-5: /readyz answers 503 at once, the listeners serve on for `shutdownDelayMs`, then stop
+   * (in-flight requests get up to `graceMs` more) and the store closes. A second call, at once or
+   * later, resolves when the first is done (A-11).
+   */
   close(graceMs?: number): Promise<void>;
   /**
    * H-2: new TLS connections get `pair`, or the pair re-read from `certFile`/`keyFile`; open ones
@@ -56,14 +84,19 @@ export interface Service {
   readonly users: UserOperations;
   /** The resolved, frozen configuration. */
   readonly config: Config;
+  /** A-12: the OpenAPI 3.1 document `GET /openapi.json` serves (the routes this service serves), frozen. */
+  openapi(): Readonly<Record<string, unknown>>;
 }
 
 export interface UserOperations {
   add(name: string, password: string, options?: { readonly role?: Role }): Promise<UserInfo>;
   verify(name: string, password: string): Promise<boolean>;
   setPassword(name: string, password: string): Promise<void>;
-  /** False when there is no such user. (The embedder may remove the last admin; HTTP may not: R-5.) */
-  remove(name: string): Promise<boolean>;
+  /**
+   * False when there is no such user. The only admin is not removed: ERR_LAST_ADMIN (as R-5 over
+   * HTTP, A-11), unless `force` (an operator's own tooling).
+   */
+  remove(name: string, options?: { readonly force?: boolean }): Promise<boolean>;
   /** R-7: gives a user another role; ERR_USER_NOT_FOUND, or ERR_LAST_ADMIN to demote the only admin. */
   setRole(name: string, role: Role): Promise<void>;
   list(): Promise<UserInfo[]>;
@@ -95,56 +128,61 @@ export function createService(options: ServiceOptions = {}): Service {
   const metrics = config.metricsPort === undefined ? undefined : createMetrics({ hashes: hashGate });
   const gate = metrics === undefined ? hashGate : countRefusals(hashGate, metrics);
   let parts: Promise<Parts> | undefined;
+  const lifecycle = new Lifecycle();
   // The records behind the callers authenticated (see createCallerAuthenticator): weakly held.
   const callerRecords = new WeakMap<Caller, UserRecord>();
   // A failed open (locked or corrupt store) is not remembered: the next request tries again.
+  // A-11: a closed service opens nothing again (a request that needs the store gets 503).
   const ready = (): Promise<Parts> =>
-    (parts ??= open(config, log, gate, metrics, selector, callerRecords).catch((error: unknown) => {
+    lifecycle.closed ? Promise.reject(new ServiceError('ERR_SERVICE_STATE', 'the service is closed')) : (parts ??= open(config, log, gate, metrics, selector, callerRecords).catch((error: unknown) => {
       parts = undefined;
       throw error;
     }));
 
-  const registry = createRegistry(config.resources);
   // A loader that asks who the caller is (ResourceContext.authenticate) opens the store on demand.
   const authenticateCaller = async (ctx: RequestContext): Promise<Caller> => (requireHttps(ctx), (await ready()).authenticateCaller(ctx));
-  const representation = createRepresentationHandler({ base: '/api/', resolve: (name) => registry.get(name), selector, authenticate: authenticateCaller });
+  // A-9: every path the service writes starts with its mount prefix.
+  const { basePath } = config;
   // R-1: the user is a resource on the same representation path, under /user/.
   const userResource = createUserResource({ get: async (name) => (await ready()).users.get(name) }, (caller) => callerRecords.get(caller));
-  const user = createRepresentationHandler({ base: '/user/', resolve: (name) => (name === '' ? undefined : userResource), selector, authenticate: authenticateCaller });
-  // R: HTTPS first (T-3), before anything else is looked at; the store opens on demand.
-  const admin = (pick: (h: Parts['admin']) => Handler): Handler => async (ctx, params) => (requireHttps(ctx), pick((await ready()).admin)(ctx, params));
+  const user = createRepresentationHandler({ base: `${basePath}/user/`, resolve: (name) => (name === '' ? undefined : userResource), selector, authenticate: authenticateCaller });
+  // R and P: the route table's guards come first (T-3, before anything else); the store opens on demand.
+  const admin = (pick: (h: Parts['admin']) => Handler): Handler => async (ctx, params) => pick((await ready()).admin)(ctx, params);
   // H-3: readiness asks the store itself (a file store: its files readable and its lock taken).
-  const healthRegistry = createRegistry(
-    createHealthRegistry({
-      ready: async () => {
-        const { store } = await ready();
-        await store.ping();
-      },
-      onNotReady: (error) => log.warn('not ready: the user store does not answer', { error: error instanceof Error ? error.message : String(error) }),
-    }),
-    false,
-  );
-  const health = createRepresentationHandler({ base: '/', resolve: (name) => healthRegistry.get(name), selector, authenticate: authenticateCaller });
-  const healthRoutes = new Set(['/healthz', '/readyz']);
-  const router = createRouter<Handler>({
-    '/api/:resource': { GET: representation },
-    '/:resource(healthz)': { GET: health },
-    '/:resource(readyz)': { GET: health },
-    '/openapi.json': { GET: createOpenApiHandler() },
-    '/user': { GET: admin((h) => h.page), POST: admin((h) => h.create) },
-    '/user/:name': {
-      GET: (ctx, params) => (requireHttps(ctx), user(ctx, { resource: params['name'] ?? '' })),
-      PATCH: admin((h) => h.patch),
-      DELETE: admin((h) => h.remove),
+  // L-2: at most one check at a time, shared by concurrent probes and kept briefly (health.ts).
+  const readiness = createHealth({
+    ready: async () => {
+      const { store } = await ready();
+      await store.ping();
     },
-    // P-12: only with a delivery channel (onResetToken, or the CLI's --on-reset-token).
-    ...(config.onResetToken === undefined
-      ? {}
-      : { '/user/:name/resettoken': { POST: async (ctx, params) => (requireTransport(ctx), (await ready()).requestResetToken(ctx, params)) } }),
-    // T-3 / P-1 first: a plain-HTTP password request is refused before the store is even opened.
-    '/user/:name/password': { PUT: async (ctx, params) => (requireTransport(ctx), (await ready()).put(ctx, params)) },
-    '/user/:name/resetpassword': { POST: async (ctx, params) => (requireTransport(ctx), (await ready()).post(ctx, params)) },
+    onNotReady: (error) => log.warn('not ready: the user store does not answer', { error: error instanceof Error ? error.message : String(error) }),
   });
+  const healthRegistry = createRegistry(readiness.loaders);
+  const health = createRepresentationHandler({ base: `${basePath}/`, resolve: (name) => healthRegistry.get(name), selector, authenticate: authenticateCaller });
+  // A-12: every route declared once; the router, the dispatcher and the OpenAPI document read this table.
+  let document: Readonly<Record<string, unknown>> | undefined;
+  const openapi = (): Readonly<Record<string, unknown>> =>
+    (document ??= deepFreeze(openApiDocument(routes, { version: packageVersion() ?? '0.0.0', metrics: config.metricsPort !== undefined, basePath })));
+  const routes = [
+    ...apiRoutes(servedResources(config.resources), { selector, authenticate: authenticateCaller, basePath }),
+    ...serviceRoutes(
+      {
+        health,
+        openapi: createOpenApiHandler(openapi),
+        user: (ctx, params) => user(ctx, { resource: params['name'] ?? '' }),
+        page: admin((h) => h.page),
+        create: admin((h) => h.create),
+        patch: admin((h) => h.patch),
+        remove: admin((h) => h.remove),
+        setPassword: async (ctx, params) => (await ready()).put(ctx, params),
+        resetPassword: async (ctx, params) => (await ready()).post(ctx, params),
+        // P-12: only with a delivery channel (onResetToken, or the CLI's --on-reset-token).
+        requestResetToken: config.onResetToken === undefined ? undefined : async (ctx, params) => (await ready()).requestResetToken(ctx, params),
+      },
+      { https: (ctx) => requireHttps(ctx), password: requireTransport },
+    ),
+  ];
+  const router = createRouter<Handler>(routerTable(routes));
   const securityHeaders = { 'x-content-type-options': 'nosniff', 'content-security-policy': "default-src 'none'; frame-ancestors 'none'" };
   const handler = createDispatcher({
     router,
@@ -152,10 +190,11 @@ export function createService(options: ServiceOptions = {}): Service {
     trust: config.trustProxy,
     log,
     metrics,
-    quietRoutes: healthRoutes,
-    // R-1 / R-3: the user and the page of users are negotiated like /api/ resources (E-1).
-    negotiatedRoutes: new Set([...healthRoutes, '/user/{name}', '/user']),
+    quietRoutes: routeLabels(routes, (route) => route.quiet === true),
+    // E-1: a route that chooses its representation by extension or return_type chooses its problems' too.
+    negotiatedRoutes: routeLabels(routes, (route) => route.negotiated === true),
     maxTargetLength: config.maxTargetLength,
+    basePath,
     plainHeaders: securityHeaders,
     secureHeaders:
       config.hstsMaxAge === false ? securityHeaders : { ...securityHeaders, 'strict-transport-security': `max-age=${config.hstsMaxAge}` },
@@ -172,14 +211,20 @@ export function createService(options: ServiceOptions = {}): Service {
       try {
         return await fn(users);
       } catch (error) {
-        if (!(error instanceof GateFullError)) throw error;
+        if (!isHashBusy(error)) throw error;
         await new Promise((resolve) => setTimeout(resolve, delay));
       }
     }
   };
 
   async function reloadCertificate(pair?: CertificatePair): Promise<boolean> {
-    if (listeners === undefined) throw new ServiceError('ERR_INVALID_OPTION', 'the service is not listening');
+    if (pair !== undefined) {
+      if (typeof pair !== 'object' || pair === null) throw invalidArgument('pair', 'an object { cert, key }', pair);
+      for (const member of ['cert', 'key'] as const) {
+        if (typeof pair[member] !== 'string' && !Buffer.isBuffer(pair[member])) throw invalidArgument(`pair.${member}`, 'PEM text (a string or a Buffer)', pair[member]);
+      }
+    }
+    if (listeners === undefined) throw new ServiceError('ERR_SERVICE_STATE', 'the service is not listening');
     if (pair === undefined && (config.certFile === undefined || config.keyFile === undefined)) {
       log.info('certificate not reloaded: no certificate files (development certificate or PEM text)');
       return false;
@@ -198,13 +243,16 @@ export function createService(options: ServiceOptions = {}): Service {
 
   return {
     handler,
+    fetch: createFetchHandler(handler),
+    middleware: handler.middleware,
     config,
-    async listen() {
-      if (listeners !== undefined) throw new ServiceError('ERR_INVALID_OPTION', 'the service is already listening');
+    openapi,
+    listen: () =>
+      lifecycle.listen(async () => {
       const { store, users } = await ready();
       // S-4: on a database the first server records the settings and every later one must agree;
       // none drops the cluster's Digest secrets to suit itself.
-      await settingsOf(store)?.agree(await wantedSettings(config));
+      await store.settings?.agree(await wantedSettings(config));
       await users.warmUp();
       let { cert, key } = config;
       let dev: DevCertificate | undefined;
@@ -221,7 +269,7 @@ export function createService(options: ServiceOptions = {}): Service {
       try {
         listeners = await startListeners({ ...config, cert, key, onListenerError: (error) => log.error('listener error', error) }, handler);
         if (metrics !== undefined && config.metricsPort !== undefined) {
-          scrape = await startMetricsListener(config.host, config.metricsPort, metrics.render);
+          scrape = await startMetricsListener(config.host, config.metricsPort, metrics.render, config);
         }
       } catch (error) {
         await listeners?.close(0);
@@ -232,7 +280,7 @@ export function createService(options: ServiceOptions = {}): Service {
       }
       // Only a server that did start drops them: a second start on a busy port must not wipe
       // the secrets of the Digest server already running there.
-      if (!config.digest && settingsOf(store) === undefined) await dropDigestSecrets(store);
+      if (!config.digest && store.settings === undefined) await dropDigestSecrets(store);
       // H-2: the files are watched; a development certificate (no files) is not.
       if (config.certFile !== undefined && config.keyFile !== undefined) {
         certWatcher = watchCertificatePair(config.certFile, config.keyFile, config.certPollIntervalMs, () => void reloadCertificate().catch(() => {}));
@@ -241,9 +289,18 @@ export function createService(options: ServiceOptions = {}): Service {
       const metricsUrl = scrape?.url;
       log.notice('listening', { url, ...(httpUrl === undefined ? {} : { httpUrl }), ...(metricsUrl === undefined ? {} : { metricsUrl }) });
       return { url, httpUrl, metricsUrl };
-    },
+      }),
     reloadCertificate,
     async close(graceMs = 10_000) {
+      validateOptionalInteger(graceMs, 'graceMs', 0, 2 ** 31 - 1);
+      return lifecycle.close(async () => {
+        // C-5 (amended): readiness fails first, and the listeners serve on for the shutdown delay so
+        // a load balancer stops sending here before they close.
+        readiness.stopServing();
+        if (listeners !== undefined && config.shutdownDelayMs > 0) {
+          log.info(`stopping: /readyz answers 503; serving on for ${config.shutdownDelayMs} ms`);
+          await new Promise((resolve) => setTimeout(resolve, config.shutdownDelayMs));
+        }
       // C-5: one grace for everything close() waits for, the requests and the work they started.
       const deadline = performance.now() + graceMs;
       certWatcher?.close();
@@ -263,25 +320,54 @@ export function createService(options: ServiceOptions = {}): Service {
         // Only work given up on has its database connections ended; otherwise the store finishes what it has.
         await opened.store.close({ abandon: gaveUp });
       }
+      });
     },
     users: {
-      add: (name, password, opts) => withUsers((u) => u.add(name, password, opts?.role ?? 'user')),
-      verify: (name, password) => withUsers(async (u) => (await u.verify(name, password)) !== undefined),
-      setPassword: (name, password) =>
-        withUsers(async (u) => {
+      add: async (name, password, opts) => {
+        validateString(name, 'name');
+        validateString(password, 'password');
+        validateOptionalObject(opts, 'options');
+        const role = opts?.role ?? 'user';
+        if (role !== 'user' && role !== 'admin') throw invalidArgument('options.role', '"user" or "admin"', role);
+        return withUsers((u) => u.add(name, password, role));
+      },
+      verify: async (name, password) => {
+        validateString(name, 'name');
+        validateString(password, 'password');
+        return withUsers(async (u) => (await u.verify(name, password)) !== undefined);
+      },
+      setPassword: async (name, password) => {
+        validateString(name, 'name');
+        validateString(password, 'password');
+        return withUsers(async (u) => {
           const outcome = await u.setPassword(name, password, { via: 'library', by: null });
           if (outcome !== 'ok') throw new ServiceError('ERR_USER_NOT_FOUND', `no user "${name}"`);
-        }),
-      remove: (name) => withUsers(async (u) => (await u.remove(name, { allowLastAdmin: true })) === 'ok'),
-      setRole: (name, role) =>
-        withUsers(async (u) => {
-          if (role !== 'user' && role !== 'admin') throw new ServiceError('ERR_INVALID_OPTION', 'role must be "user" or "admin"');
+        });
+      },
+      remove: async (name, opts) => {
+        validateString(name, 'name');
+        validateOptionalObject(opts, 'options');
+        validateOptionalBoolean(opts?.force, 'options.force');
+        return withUsers(async (u) => {
+          const outcome = await u.remove(name, { allowLastAdmin: opts?.force === true });
+          if (outcome === 'last-admin') throw new ServiceError('ERR_LAST_ADMIN', `"${name}" is the only admin; make another user admin first, or pass { force: true }`);
+          return outcome === 'ok';
+        });
+      },
+      setRole: async (name, role) => {
+        validateString(name, 'name');
+        if (role !== 'user' && role !== 'admin') throw invalidArgument('role', '"user" or "admin"', role);
+        return withUsers(async (u) => {
           const outcome = await u.setRole(name, role);
           if (outcome === 'not-found') throw new ServiceError('ERR_USER_NOT_FOUND', `no user "${name}"`);
           if (outcome === 'last-admin') throw new ServiceError('ERR_LAST_ADMIN', `"${name}" is the only admin; make another user admin first`);
-        }),
+        });
+      },
       list: () => withUsers((u) => u.list()),
-      issueResetToken: (name) => withUsers((u) => u.issueResetToken(name)),
+      issueResetToken: async (name) => {
+        validateString(name, 'name');
+        return withUsers((u) => u.issueResetToken(name));
+      },
     },
   };
 }
@@ -298,24 +384,28 @@ async function open(
   const opened = await openStore(config.store, {
     hooks: { onWarning: (message, fields) => log.warn(message, fields), onCompactError: (error) => log.error('users store compaction failed; it is retried later', error) },
     postgres: config.postgres,
+    userhash: computeUserhash,
   });
   const store = metrics === undefined ? opened : instrumentStore(opened, metrics);
   // S-4: on a database, CLI commands and library calls follow the settings its servers recorded.
-  const recorded = await settingsOf(store)?.read().catch(async (error: unknown) => {
+  const recorded = await store.settings?.read().catch(async (error: unknown) => {
     await store.close();
     throw error;
   });
   const realm = recorded?.realm ?? config.realm;
   let vault: DigestVault | undefined;
-  // U-1 (amended): side files live beside the real store file, so every path to one store (a
-  // symbolic link among them) finds the same key.
-  const keyFile = config.digestKeyBesideStore ? join(dirname(await resolveStorePath(config.store, false)), 'digest.key') : config.digestKeyFile;
+  let nonceKey: Buffer | undefined;
   if (recorded?.digest ?? config.digest) {
-    vault = await openDigestVault(keyFile);
-    if (recorded !== undefined && digestKeyFingerprint(await readFile(keyFile)) !== recorded.digestKeyFingerprint) {
+    // U-1 (amended): side files live beside the real store file, so every path to one store (a
+    // symbolic link among them) finds the same key; a memory store's key lives in memory (U-6).
+    const keyFile = config.digestKeyBesideStore ? join(dirname(await resolveStorePath(config.store, false)), 'digest.key') : config.digestKeyFile;
+    const key = config.digestKeyInMemory ? newDigestKey() : await loadDigestKey(keyFile);
+    if (recorded !== undefined && digestKeyFingerprint(key) !== recorded.digestKeyFingerprint) {
       await store.close();
       throw new ServiceError('ERR_STORE_SETTINGS', `the Digest key ${keyFile} is not the one this database's servers use (S-4): give every instance the same --digest-key file`);
     }
+    vault = createDigestVault(key);
+    nonceKey = nonceSecret(key);
   }
   // Work that goes on after its answer was written (P-12's issuance, a token's delivery): close()
   // waits for it within the grace.
@@ -350,12 +440,13 @@ async function open(
     users,
     throttle: store.throttle,
     nonces: store.nonces,
-    digest: vault === undefined ? undefined : { auth: createDigestAuth({ realm, secret: await nonceSecret(keyFile) }), vault },
+    digest: vault === undefined || nonceKey === undefined ? undefined : { auth: createDigestAuth({ realm, secret: nonceKey }), vault },
     ...(metrics === undefined ? {} : { onRefused: (kind: 'locked' | 'busy') => metrics.throttled(kind) }),
   });
   const { put, post } = createPasswordHandlers({ users, auth, maxBodyBytes: config.maxBodyBytes });
   const authenticateCaller = createCallerAuthenticator(auth, users, callerRecords);
   const admin = createUserHandlers({
+    basePath: config.basePath,
     users,
     authenticate: authenticateCaller,
     selector,
@@ -390,12 +481,21 @@ async function open(
   return { store, users, put, post, authenticateCaller, admin, requestResetToken, detachedDone };
 }
 
+/** A frozen copy-free view: the document is shared by every caller of openapi(). */
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const member of Object.values(value)) deepFreeze(member);
+  }
+  return value;
+}
+
 /**
  * The HMAC key of the stateless Digest nonces, derived from the vault's key file so nonces outlive a
  * restart (a client then gets `stale=true`, not a hard failure) without a second secret on disk.
  */
-async function nonceSecret(keyFile: string): Promise<Buffer> {
-  return Buffer.from(hkdfSync('sha256', await readFile(keyFile), Buffer.alloc(0), 'httpskit digest nonce', 32));
+function nonceSecret(key: Buffer): Buffer {
+  return Buffer.from(hkdfSync('sha256', key, Buffer.alloc(0), 'httpskit digest nonce', 32));
 }
 
 /** S-4: what this server's configuration says about the settings instances must share. */
@@ -429,7 +529,7 @@ function countRefusals(gate: HashGate, metrics: Metrics): HashGate {
   return {
     run: (task) =>
       gate.run(task).catch((error: unknown) => {
-        if (error instanceof GateFullError) metrics.throttled('hash-queue-full');
+        if (isHashBusy(error)) metrics.throttled('hash-queue-full');
         throw error;
       }),
     get active() {

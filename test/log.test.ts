@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { Agent, request } from 'node:https';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
@@ -256,31 +256,6 @@ test('C-6 a slow stdout (a pipe nobody reads for a while) never holds up request
   server.child.kill('SIGTERM');
   await new Promise((resolve) => server.child.once('close', resolve));
   assert.equal(requestLines(server.stdout()).length, 3_000, `all lines (the requests took ${seconds.toFixed(1)} s)`);
-});
-
-test('C-6 close() of a library service logging to stdout loses no line, even when the process exits at once', async (t) => {
-  const dir = await tempDir(t);
-  const script = join(dir, 'service.mjs');
-  const index = join(BIN, '..', '..', 'lib', 'index.js');
-  writeFileSync(
-    script,
-    `import { createService } from ${JSON.stringify(index)};
-import { request } from 'node:https';
-const service = createService({ port: 0, store: ${JSON.stringify(join(dir, 'users.json'))}, scrypt: { ln: 10, r: 8, p: 1 } });
-const { url } = await service.listen();
-const get = (i) => new Promise((resolve, reject) => request(url + '/api/something.json?param1=n' + i, { rejectUnauthorized: false }, (res) => { res.resume(); res.on('end', resolve); }).on('error', reject).end());
-for (let i = 0; i < 200; i += 20) await Promise.all(Array.from({ length: 20 }, (_, j) => get(i + j)));
-await service.close();
-process.exit(0);
-`,
-  );
-  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('HTTPSKIT_')));
-  const child = spawn(process.execPath, [script], { cwd: dir, env, stdio: ['ignore', 'pipe', 'inherit'] });
-  let out = '';
-  child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
-  const code = await new Promise((resolve) => child.once('close', resolve));
-  assert.equal(code, 0);
-  assert.equal(requestLines(out).length, 200);
 });
 
 test('C-6 the writer keeps every line whole and in order: multi-byte text, a line larger than a batch, lines around it', () => {

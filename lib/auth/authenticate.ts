@@ -1,9 +1,8 @@
 import type { RequestContext } from '../http/context.js';
 import { HttpError, problem } from '../http/problem.js';
-import { GateFullError } from '../users/hash-gate.js';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { NonceLedger, Outcome, ThrottleLedger } from '../users/ledgers.js';
-import type { UserRecord } from '../users/store.js';
+import type { NonceLedger, Outcome, ThrottleLedger } from '../store/ledgers.js';
+import type { UserRecord } from '../store/store.js';
 import { addressKey } from '../users/throttle.js';
 import type { Users } from '../users/users.js';
 import { basicChallenge, parseBasic } from './basic.js';
@@ -78,7 +77,7 @@ export function createAuthenticator(o: AuthenticatorOptions) {
     const key = addressKey(address);
     const deadline = performance.now() + busyWaitMs;
     for (let pause = 10; ; pause = Math.min(pause * 2, 100)) {
-      const reservation = await o.throttle.reserve(account, key).catch(overloaded);
+      const reservation = await o.throttle.reserve(account, key);
       if (reservation.ok) return attempt(reservation.id, account, key);
       o.onRefused?.(reservation.reason);
       if (reservation.reason === 'locked') throw throttled(reservation.retryAfterSeconds);
@@ -96,7 +95,7 @@ export function createAuthenticator(o: AuthenticatorOptions) {
     const settle = (outcome: Outcome) => (): Promise<void> => {
       if (!open) return SETTLED;
       open = false;
-      return o.throttle.settle(id, account, address, outcome).catch(overloaded);
+      return o.throttle.settle(id, account, address, outcome);
     };
     return { fail: settle('fail'), succeed: settle('success'), release: settle('none') };
   }
@@ -114,7 +113,7 @@ export function createAuthenticator(o: AuthenticatorOptions) {
     const attempt = await gate(name, ctx.address);
     let record: UserRecord | undefined;
     try {
-      record = await o.users.verify(name, creds.password).catch(overloaded);
+      record = await o.users.verify(name, creds.password);
     } catch (error) {
       await attempt.release();
       throw error;
@@ -134,10 +133,10 @@ export function createAuthenticator(o: AuthenticatorOptions) {
     if (params === undefined || params === 'malformed') {
       throw new HttpError(problem(400, 'bad-request', { detail: 'Malformed Digest credentials (RFC 7616).' }), { 'www-authenticate': challenges() });
     }
-    const resolved = params.userhash ? await overloadSafe(() => o.users.findByUserhash(params.algorithm, o.realm, params.username)) : params.username;
+    const resolved = params.userhash ? await o.users.findByUserhash(params.algorithm, o.realm, params.username) : params.username;
     const attempt = await gate(resolved ?? params.username, ctx.address);
     try {
-      const record = resolved === undefined ? undefined : await overloadSafe(() => o.users.get(resolved));
+      const record = resolved === undefined ? undefined : await o.users.get(resolved);
       return await settleDigest(attempt, d, params, record, ctx);
     } finally {
       await attempt.release();
@@ -159,7 +158,7 @@ export function createAuthenticator(o: AuthenticatorOptions) {
     switch (verdict.result) {
       case 'ok':
         // P-10 (amended): a count is good once, in every process that shares the store, after restarts too.
-        if (!(await overloadSafe(() => o.nonces.claim(verdict.nonce, verdict.count, verdict.expiresAt)))) {
+        if (!(await o.nonces.claim(verdict.nonce, verdict.count, verdict.expiresAt))) {
           await attempt.fail();
           throw unauthorized();
         }
@@ -181,7 +180,7 @@ export function createAuthenticator(o: AuthenticatorOptions) {
     const token = parseBearer(header);
     const attempt = await gate(target ?? '', ctx.address);
     try {
-      if (token === undefined || token === 'malformed' || target === undefined || !(await overloadSafe(() => o.users.hasResetToken(target, token)))) {
+      if (token === undefined || token === 'malformed' || target === undefined || !(await o.users.hasResetToken(target, token))) {
         await attempt.fail();
         throw unauthorized({ bearer: true });
       }
@@ -216,20 +215,3 @@ export function createAuthenticator(o: AuthenticatorOptions) {
 export type Authenticator = ReturnType<typeof createAuthenticator>;
 
 const SETTLED: Promise<void> = Promise.resolve();
-
-/** GateFullError → 503 with Retry-After (P-8); anything else as it was. A rejection handler. */
-function overloaded(error: unknown): never {
-  if (error instanceof GateFullError) {
-    throw new HttpError(problem(503, 'overloaded', { detail: 'Too many password operations at once; retry shortly.' }), { 'retry-after': '1' });
-  }
-  throw error;
-}
-
-/** `task()`, with GateFullError → 503 with Retry-After (P-8). */
-export function overloadSafe<T>(task: () => Promise<T>): Promise<T> {
-  try {
-    return task().catch(overloaded);
-  } catch (error) {
-    return Promise.reject(error as Error).catch(overloaded);
-  }
-}

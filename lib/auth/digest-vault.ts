@@ -1,8 +1,11 @@
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
-import { link, mkdir, open, unlink } from 'node:fs/promises';
+import { createCipheriv, createDecipheriv, createHmac, randomBytes } from 'node:crypto';
+import { mkdir, open } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { resolveStorePath } from '../users/store-path.js';
-import { assertOwner, checkStoreDirectory, unsafe } from '../users/store-safety.js';
+import { ServiceError } from '../errors.js';
+import { createDurably } from '../fs/durable-write.js';
+import { isErrno } from '../fs/errno.js';
+import { assertOwner, checkStoreDirectory, unsafe } from '../fs/private-files.js';
+import { resolveStorePath } from '../store/file/path.js';
 
 /** The per-algorithm H(user ":" realm ":" password) of one user, lower-case hex. */
 export interface DigestHA1 {
@@ -43,10 +46,24 @@ const AAD_LABEL = 'httpskit digest-ha1 v1\0';
  * rather than narrow it) or of the wrong size.
  */
 export async function openDigestVault(keyPath: string): Promise<DigestVault> {
-  if (typeof keyPath !== 'string' || keyPath === '') throw new TypeError('keyPath must be a non-empty string');
+  return createDigestVault(await loadDigestKey(keyPath));
+}
+
+/** The vault key at `keyPath`, created when absent; the same checks as openDigestVault(). */
+export async function loadDigestKey(keyPath: string): Promise<Buffer> {
+  if (typeof keyPath !== 'string' || keyPath === '') throw new ServiceError('ERR_INVALID_ARGUMENT', 'keyPath must be a non-empty string');
   const real = await resolveStorePath(keyPath);
   await checkStoreDirectory(dirname(real));
-  const key = (await readKey(real)) ?? (await createKey(real));
+  return (await readKey(real)) ?? (await createKey(real));
+}
+
+/** A new random vault key, for a key that lives in memory only (a `:memory:` store's, U-6). */
+export function newDigestKey(): Buffer {
+  return randomBytes(KEY_BYTES);
+}
+
+/** The vault over a 32-byte key. */
+export function createDigestVault(key: Buffer): DigestVault {
   const aadOf = (aad: string): Buffer => Buffer.from(AAD_LABEL + aad, 'utf8');
 
   return {
@@ -95,7 +112,7 @@ async function readKey(keyPath: string): Promise<Buffer | undefined> {
   }
   try {
     const info = await handle.stat();
-    if (!info.isFile()) throw new Error(`digest key ${keyPath} is not a regular file`);
+    if (!info.isFile()) throw new ServiceError('ERR_DIGEST_KEY', `digest key ${keyPath} is not a regular file`);
     assertOwner(info, `the digest key ${keyPath}`);
     if (process.platform !== 'win32' && (info.mode & 0o077) !== 0) {
       throw unsafe(
@@ -103,61 +120,25 @@ async function readKey(keyPath: string): Promise<Buffer | undefined> {
         'run chmod 600 on it if nobody else can have read it, or else delete it (users then log in with Basic once to re-seal their Digest secrets)',
       );
     }
-    if (info.size !== KEY_BYTES) throw new Error(`digest key ${keyPath} must hold exactly ${KEY_BYTES} bytes`);
+    if (info.size !== KEY_BYTES) throw new ServiceError('ERR_DIGEST_KEY', `digest key ${keyPath} must hold exactly ${KEY_BYTES} bytes`);
     const key = Buffer.alloc(KEY_BYTES);
     const { bytesRead } = await handle.read(key, 0, KEY_BYTES, 0);
-    if (bytesRead !== KEY_BYTES) throw new Error(`digest key ${keyPath} must hold exactly ${KEY_BYTES} bytes`);
+    if (bytesRead !== KEY_BYTES) throw new ServiceError('ERR_DIGEST_KEY', `digest key ${keyPath} must hold exactly ${KEY_BYTES} bytes`);
     return key;
   } finally {
     await handle.close();
   }
 }
 
-// Written to a temporary file first and then hard-linked into place: the link
-// is atomic and never replaces an existing file, so a crash cannot leave a
-// half-written key behind and two processes starting at once agree on one key.
+// Created whole or not at all, and never over an existing key (createDurably links a synced
+// temporary file into place), so two processes starting at once agree on one key.
 async function createKey(keyPath: string): Promise<Buffer> {
-  const directory = dirname(keyPath);
-  await mkdir(directory, { recursive: true, mode: 0o700 });
+  await mkdir(dirname(keyPath), { recursive: true, mode: 0o700 });
   const key = randomBytes(KEY_BYTES);
-  const temporary = `${keyPath}.${randomBytes(6).toString('hex')}.tmp`;
-  const handle = await open(temporary, 'wx', 0o600);
-  try {
-    await handle.writeFile(key);
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
-  let linked = false;
-  try {
-    await link(temporary, keyPath);
-    linked = true;
-  } catch (error) {
-    if (!isErrno(error, 'EEXIST')) throw error;
-  } finally {
-    await unlink(temporary).catch(() => undefined);
-  }
-  if (!linked) {
-    const theirs = await readKey(keyPath); // another process won the race
-    if (theirs === undefined) throw new Error(`digest key ${keyPath} vanished while being created`);
-    return theirs;
-  }
-  await syncDirectory(directory);
-  return key;
-}
-
-// Makes the new directory entry durable; not every platform can fsync a directory.
-async function syncDirectory(directory: string): Promise<void> {
-  try {
-    const handle = await open(directory, 'r');
-    try {
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
-  } catch {
-    // best effort
-  }
+  if (await createDurably(keyPath, key)) return key;
+  const theirs = await readKey(keyPath); // another process won the race
+  if (theirs === undefined) throw new ServiceError('ERR_DIGEST_KEY', `digest key ${keyPath} vanished while being created`);
+  return theirs;
 }
 
 function hexBytes(value: string, length: number, name: string): Buffer {
@@ -167,6 +148,7 @@ function hexBytes(value: string, length: number, name: string): Buffer {
   return Buffer.from(value, 'hex');
 }
 
-function isErrno(error: unknown, code: string): boolean {
-  return error instanceof Error && (error as NodeJS.ErrnoException).code === code;
+/** Names the Digest key without revealing it: an HMAC under the key of a fixed label. */
+export function digestKeyFingerprint(key: Buffer): string {
+  return createHmac('sha256', key).update('httpskit digest key fingerprint v1').digest('hex').slice(0, 32);
 }

@@ -47,7 +47,7 @@ export interface DigestRequest {
 
 /**
  * `ok`: the response is right and the nonce fresh. The caller must still claim `count` of `nonce`
- * in a nonce ledger (lib/users/ledgers.ts) before trusting it: replay protection lives there, so
+ * in a nonce ledger (lib/store/ledgers.ts) before trusting it: replay protection lives there, so
  * that it holds across restarts and processes (P-10).
  */
 export type DigestVerdict =

@@ -20,7 +20,7 @@ export const COMMANDS: readonly Command[] = [
     args: [],
     synopsis: '',
     summary: 'start the HTTPS server (the default command)',
-    flags: ['host', 'port', 'store', 'cert', 'key', 'cert-dir', 'http-port', 'digest', 'digest-key', 'trust-proxy', 'min-length', 'scrypt-ln', 'no-hsts', 'no-http2', ...POSTGRES_FLAGS, 'no-migrate', 'metrics-port', 'log-level', 'on-reset-token'],
+    flags: ['host', 'port', 'store', 'cert', 'key', 'cert-dir', 'http-port', 'digest', 'digest-key', 'trust-proxy', 'min-length', 'scrypt-ln', 'no-hsts', 'no-http2', ...POSTGRES_FLAGS, 'no-migrate', 'metrics-port', 'shutdown-delay', 'log-level', 'on-reset-token'],
     store: 'creates',
     run: serve,
   },
@@ -66,7 +66,8 @@ export const COMMANDS: readonly Command[] = [
     store: 'existing',
     run: (ctx) =>
       withService(ctx, async (s, name) => {
-        if (!(await s.users.remove(name))) throw new ServiceError('ERR_USER_NOT_FOUND', `no user "${name}"`);
+        // The operator's own tool: the last admin may go (A-11's force); `user add --admin` makes another.
+        if (!(await s.users.remove(name, { force: true }))) throw new ServiceError('ERR_USER_NOT_FOUND', `no user "${name}"`);
         ctx.io.stderr.write(`deleted user "${name}"\n`);
       }),
   },

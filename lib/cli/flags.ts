@@ -40,7 +40,7 @@ export class BadFlagValue extends Error {
 export const FLAGS = {
   host: { type: 'string', value: 'H', env: 'HTTPSKIT_HOST', help: 'address to bind: an IP address or a host name (default 127.0.0.1)', toOptions: (t) => ({ host: hostText(t) }) },
   port: { type: 'string', value: 'N', env: 'HTTPSKIT_PORT', help: 'HTTPS port, 0 picks a free one (default 8443)', toOptions: (t) => ({ port: wholeNumber(t) }) },
-  store: { type: 'string', value: 'PATH|URL', env: 'HTTPSKIT_STORE', help: 'user store file (default ./data/users.json), or postgres://… (needs the package pg)', toOptions: (t) => ({ store: nonEmpty(t) }) },
+  store: { type: 'string', value: 'PATH|URL', env: 'HTTPSKIT_STORE', help: 'user store file (default ./data/users.json), postgres://… (needs the package pg), or :memory: (a throwaway server: nothing is kept)', toOptions: (t) => ({ store: nonEmpty(t) }) },
   cert: { type: 'string', value: 'FILE', env: 'HTTPSKIT_CERT', help: 'PEM certificate file, with --key (default: a development certificate)' },
   key: { type: 'string', value: 'FILE', env: 'HTTPSKIT_KEY', help: 'PEM private key file, with --cert' },
   'cert-dir': { type: 'string', value: 'DIR', env: 'HTTPSKIT_CERT_DIR', help: 'where the development certificate lives (default ./certs)', toOptions: (t) => ({ certDir: nonEmpty(t) }) },
@@ -55,12 +55,12 @@ export const FLAGS = {
   'min-length': { type: 'string', value: 'N', env: 'HTTPSKIT_MIN_LENGTH', help: 'minimum password length, 8..64 (default 15)', toOptions: (t) => ({ minPasswordLength: wholeNumber(t) }) },
   'scrypt-ln': { type: 'string', value: 'N', env: 'HTTPSKIT_SCRYPT_LN', help: 'scrypt cost as log2(N) (default 17)', toOptions: (t) => ({ scrypt: { ln: wholeNumber(t), r: 8, p: 1 } }) },
   'no-hsts': { type: 'boolean', env: 'HTTPSKIT_NO_HSTS', help: 'do not send Strict-Transport-Security', toOptions: (on) => (on ? { hstsMaxAge: false } : {}) },
-  'no-http2': { type: 'boolean', env: 'HTTPSKIT_NO_HTTP2', help: 'HTTP/1.1 only on the HTTPS port, no HTTP/2 (H-1)', toOptions: (on) => (on ? { http2: false } : {}) },
+  'no-http2': { type: 'boolean', env: 'HTTPSKIT_NO_HTTP2', help: 'HTTP/1.1 only on the HTTPS port, no HTTP/2', toOptions: (on) => (on ? { http2: false } : {}) },
   'on-reset-token': {
     type: 'string',
     value: 'COMMAND',
     env: 'HTTPSKIT_ON_RESET_TOKEN',
-    help: 'turns on POST /user/NAME/resettoken (P-12): COMMAND (split at spaces, run without a shell) gets each token as one JSON line on stdin',
+    help: 'turns on POST /user/NAME/resettoken: COMMAND (split at spaces, run without a shell) gets each token as one JSON line on stdin',
     toOptions: (t) => ({ onResetToken: commandDelivery(t) }),
   },
   'metrics-port': {
@@ -69,6 +69,13 @@ export const FLAGS = {
     env: 'HTTPSKIT_METRICS_PORT',
     help: 'serve Prometheus metrics at http://HOST:N/metrics, plain HTTP (default off)',
     toOptions: (t) => ({ metricsPort: wholeNumber(t) }),
+  },
+  'shutdown-delay': {
+    type: 'string',
+    value: 'MS',
+    env: 'HTTPSKIT_SHUTDOWN_DELAY',
+    help: 'on SIGTERM/SIGINT, /readyz answers 503 and the server serves on this long before it stops accepting (default 0)',
+    toOptions: (t) => ({ shutdownDelayMs: wholeNumber(t) }),
   },
   'log-level': {
     type: 'string',

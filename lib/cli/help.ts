@@ -65,11 +65,16 @@ function commandList(commands: readonly Command[]): string[] {
   return commands.map((c, i) => `  ${(left[i] ?? '').padEnd(width)}${c.summary}`);
 }
 
+/** One line per flag; every description starts at one column, two spaces past the widest flag. */
 function flagLines(names: readonly FlagName[]): string[] {
-  return names.map((name) => {
+  const left = names.map((name) => {
     const f: FlagSpec = FLAGS[name];
-    const flag = [f.short === undefined ? '' : `-${f.short}, `, `--${name}`, f.type === 'string' ? ` ${f.value}` : ''].join('');
-    return `  ${flag.padEnd(22)} ${f.help}${f.env === undefined ? '' : ` [${f.env}]`}`;
+    return [f.short === undefined ? '' : `-${f.short}, `, `--${name}`, f.type === 'string' ? ` ${f.value}` : ''].join('');
+  });
+  const width = Math.max(...left.map((l) => l.length)) + 2;
+  return names.map((name, i) => {
+    const f: FlagSpec = FLAGS[name];
+    return `  ${(left[i] ?? '').padEnd(width)}${f.help}${f.env === undefined ? '' : ` [${f.env}]`}`;
   });
 }
 

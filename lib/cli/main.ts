@@ -6,7 +6,7 @@ import { parseCommandLine, UsageError, type FlagValue } from './args.js';
 import type { CliIO, Command, CommandContext } from './command.js';
 import { COMMANDS } from './commands.js';
 import { packageVersion } from '../package-version.js';
-import { isPostgresUrl } from '../users/postgres/postgres-options.js';
+import { MEMORY_STORE, storeKind } from '../store/spec.js';
 import { describe } from './describe.js';
 import { commandHelp, groupHelp, programHelp } from './help.js';
 
@@ -65,8 +65,12 @@ function helpFor(command: Command | undefined, group: string | undefined, comman
 async function open(command: Command, options: ServiceOptions, sources: ReadonlyMap<string, FlagValue>): Promise<Service> {
   const service = inFlagTerms(() => createService(options), command, sources);
   const store = service.config.store;
-  // A database URL (S-1) is the database's business; only file paths are checked here.
-  if (command.store === 'existing' && !isPostgresUrl(options.store ?? store) && !(await storeExists(store))) {
+  if (command.store !== 'existing') return service;
+  // A database URL (S-1) is the database's business; only file paths are checked here. A memory
+  // store (U-6) lives and dies with one process: a command never finds one to read.
+  const kind = storeKind(store);
+  if (kind === 'memory') throw new Error(`a ${MEMORY_STORE} store holds no users outside the server that made it (nothing to read; use it with "${PROGRAM} serve")`);
+  if (kind === 'file' && !(await storeExists(store))) {
     throw new Error(`no user store at ${store} (nothing was created; "${PROGRAM} user add" creates one)`);
   }
   return service;

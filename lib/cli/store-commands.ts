@@ -3,9 +3,9 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { ServiceError } from '../errors.js';
-import { isPostgresUrl, redactUrl } from '../users/postgres/postgres-options.js';
-import { copyStore } from '../users/store-copy.js';
-import { openStore } from '../users/store.js';
+import { isPostgresUrl, MEMORY_STORE, redactUrl, storeKind } from '../store/spec.js';
+import { copyStore } from '../store/copy.js';
+import { openStore } from '../store/open.js';
 import type { Command } from './command.js';
 import type { FlagName } from './flags.js';
 
@@ -22,7 +22,7 @@ export const STORE_COMMANDS: readonly Command[] = [
     run: async (ctx) => {
       const url = ctx.options.store;
       if (url === undefined || !isPostgresUrl(url)) throw new ServiceError('ERR_INVALID_OPTION', 'store migrate needs --store postgres://… (a file store has no schema to migrate)');
-      const { migratePostgres } = await import('../users/postgres/postgres-store.js');
+      const { migratePostgres } = await import('../store/postgres/postgres-store.js');
       const { from, to } = await migratePostgres(url, { ...ctx.options.postgres, cleanupIntervalMs: 0 });
       ctx.io.stderr.write(from === to ? `the schema of ${redactUrl(url)} is at version ${to}: nothing to do\n` : `migrated ${redactUrl(url)} from schema version ${from} to ${to}\n`);
     },
@@ -36,8 +36,10 @@ export const STORE_COMMANDS: readonly Command[] = [
     store: 'existing',
     run: async (ctx) => {
       const [from = '', to = ''] = ctx.args;
+      // A memory store (U-6) is gone when this command ends: nothing to copy from or to.
+      if (storeKind(from) === 'memory' || storeKind(to) === 'memory') throw new ServiceError('ERR_INVALID_OPTION', `store copy needs stores that outlive it, not ${MEMORY_STORE}`);
       // Copying from a file that is not there would create an empty store and "copy" nobody.
-      if (!isPostgresUrl(from) && !existsSync(resolve(from)) && !existsSync(`${resolve(from)}.journal`)) {
+      if (storeKind(from) === 'file' && !existsSync(resolve(from)) && !existsSync(`${resolve(from)}.journal`)) {
         throw new ServiceError('ERR_INVALID_OPTION', `no user store at ${resolve(from)} (nothing was copied)`);
       }
       const postgres = { ...ctx.options.postgres, cleanupIntervalMs: 0 };

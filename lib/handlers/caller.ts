@@ -7,7 +7,7 @@ import type { Authenticator } from '../auth/authenticate.js';
 import type { RequestContext } from '../http/context.js';
 import { HttpError, problem } from '../http/problem.js';
 import type { Caller } from '../resources/resource.js';
-import type { UserRecord } from '../users/store.js';
+import type { UserRecord } from '../store/store.js';
 import type { Users } from '../users/users.js';
 
 /** T-3 / R: credentials never travel in clear; refused before they are looked at. */

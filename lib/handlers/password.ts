@@ -1,4 +1,4 @@
-import { overloadSafe, type Authenticator } from '../auth/authenticate.js';
+import type { Authenticator } from '../auth/authenticate.js';
 import { parseContentType } from '../http/body.js';
 import type { RequestContext } from '../http/context.js';
 import { requirePreconditions } from '../http/preconditions.js';
@@ -28,9 +28,9 @@ export function createPasswordHandlers(o: PasswordHandlerOptions) {
     const who = await o.auth.authenticate(ctx, { bearer: true, bearerFor: target });
     // P-3: a user changes their own password; an admin anyone's (404 if absent); others 403.
     if (who.caller !== target) {
-      const caller = await overloadSafe(() => o.users.get(who.caller));
+      const caller = await o.users.get(who.caller);
       if (caller?.role !== 'admin') throw new HttpError(problem(403, 'forbidden', { detail: 'You may change only your own password.' }));
-      if (target === undefined || (await overloadSafe(() => o.users.get(target))) === undefined) {
+      if (target === undefined || (await o.users.get(target)) === undefined) {
         throw new HttpError(problem(404, 'not-found', { detail: 'No such user.' }));
       }
     }
@@ -65,7 +65,7 @@ export function createPasswordHandlers(o: PasswordHandlerOptions) {
     const account = target ?? params['name'] ?? '';
     const attempt = await o.auth.gate(account, ctx.address);
     try {
-      const record = target === undefined ? undefined : await overloadSafe(() => o.users.verify(target, oldpasswd));
+      const record = target === undefined ? undefined : await o.users.verify(target, oldpasswd);
       if (record === undefined || target === undefined) {
         await attempt.fail();
         // P-5: the old password is in the body, so no challenge is owed: 403, not 401.
@@ -83,7 +83,7 @@ export function createPasswordHandlers(o: PasswordHandlerOptions) {
   async function change(target: string, password: string, options: Parameters<Users['setPassword']>[2]): Promise<void> {
     let outcome;
     try {
-      outcome = await overloadSafe(() => o.users.setPassword(target, password, options));
+      outcome = await o.users.setPassword(target, password, options);
     } catch (error) {
       if (error instanceof PasswordPolicyError) throw policyError(error);
       throw error;

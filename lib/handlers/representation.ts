@@ -1,13 +1,14 @@
 import type { RequestContext } from '../http/context.js';
 import { requirePreconditions } from '../http/preconditions.js';
 import { HttpError, problem } from '../http/problem.js';
+import { pathSegment } from '../http/path-segment.js';
 import { decodeComponent, parsePairs } from '../http/query.js';
 import type { Reply } from '../http/reply.js';
 import { createMemo } from '../memo.js';
 import { createEtagMemo, strongEtag } from '../representation/etag.js';
 import { OFFERED, parseFormat, type Format, type MediaType, type Selection, type Selector } from '../representation/select.js';
 import { toXml } from '../representation/xml.js';
-import type { Caller, Resource, ResourceContext } from '../resources/resource.js';
+import type { Caller, ItemContext, Resource, ResourceContext } from '../resources/resource.js';
 
 const CONTENT_TYPES: { readonly [T in MediaType]: string } = {
   'application/json': 'application/json; charset=utf-8',
@@ -23,7 +24,7 @@ const MAX_LINK_LENGTH = 2048;
  * function of the raw target, so it is memoized): the resource, the format asked for by extension
  * or `return_type`, the query for the loader, and the N-13 headers for each representation.
  */
-interface Target {
+export interface Target {
   /** The path's name, percent-decoded, without the extension. */
   readonly name: string;
   readonly extension: Format | undefined;
@@ -58,7 +59,7 @@ const TARGET_MEMO = { size: 1024, maxKeyLength: 256 } as const;
  * ending (`.yaml`) is part of the name. Throws HttpError 400 for malformed percent-encoding, an
  * unknown or repeated `return_type`.
  */
-function parseTarget(key: string, base: string): Target {
+export function parseTarget(key: string, base: string): Target {
   const q = key.indexOf('?');
   const raw = q < 0 ? key : key.slice(0, q);
   const dot = raw.lastIndexOf('.');
@@ -79,7 +80,7 @@ function parseTarget(key: string, base: string): Target {
     }
   }
   const query = linkQuery(pairs);
-  const encodedName = encodeURIComponent(name);
+  const encodedName = pathSegment(name);
   const path = (format: Format): string => `${base}${encodedName}.${format}${query}`;
   const alternate = (format: Format): string => `<${path(format)}>; rel="alternate"; type="${format === 'json' ? 'application/json' : 'application/xml'}"`;
   // N-13, within reason: a long query would make these headers larger than clients accept.
@@ -97,6 +98,18 @@ function parseTarget(key: string, base: string): Target {
   };
 }
 
+/** parseTarget for names under `base`, memoized (the key is `segment` or `segment?rawQuery`). */
+export function createTargetMemo(base: string): (key: string) => Target {
+  return createMemo((key) => parseTarget(key, base), TARGET_MEMO);
+}
+
+/** N-1: the representation a request for `target` chose, or 406 (N-4). */
+export function selectFor(selector: Selector, target: Target, accept: string | undefined): Chosen {
+  const selection = selector.select(target.extension, target.extension === undefined ? target.returnType : undefined, accept);
+  if (selection.kind === 'not-acceptable') throw notAcceptable(target.both);
+  return selection;
+}
+
 export interface RepresentationOptions {
   /** The path the names live under, with its slashes (`/api/`, `/user/`): Link and Content-Location are built on it. */
   readonly base: string;
@@ -105,6 +118,13 @@ export interface RepresentationOptions {
   readonly selector: Selector;
   /** Authenticates a request's caller, for loaders that ask (ResourceContext.authenticate). */
   readonly authenticate: (ctx: RequestContext) => Promise<Caller>;
+  /**
+   * A-5: the names under `base` are items of this resource: a loader's context then carries the
+   * resource's name as `name` and the decoded segment as `id`.
+   */
+  readonly collection?: string | undefined;
+  /** The route parameter holding the segment. @default 'resource' */
+  readonly param?: string | undefined;
 }
 
 /**
@@ -112,11 +132,12 @@ export interface RepresentationOptions {
  * the embedder's at /api/ and the user at /user/ alike; a loader that needs the caller asks its context.
  */
 export function createRepresentationHandler(options: RepresentationOptions) {
-  const { base, resolve, selector, authenticate } = options;
+  const { base, resolve, selector, authenticate, collection } = options;
+  const param = options.param ?? 'resource';
   const etagOf = createEtagMemo();
-  const targetOf = createMemo((key) => parseTarget(key, base), TARGET_MEMO);
+  const targetOf = createTargetMemo(base);
   return function representation(ctx: RequestContext, params: Readonly<Record<string, string>>): Reply | Promise<Reply> {
-    const segment = params['resource'] ?? '';
+    const segment = params[param] ?? '';
     const rawQuery = ctx.rawQuery;
     // '?' never occurs in a path segment, so the key is unambiguous.
     const target = targetOf(rawQuery === undefined ? segment : `${segment}?${rawQuery}`);
@@ -125,13 +146,9 @@ export function createRepresentationHandler(options: RepresentationOptions) {
       const detail = target.extension === undefined && target.name.includes('.') ? { detail: 'Available extensions: .json, .xml.' } : {};
       throw new HttpError(problem(404, 'not-found', detail));
     }
-    const selection = selector.select(target.extension, target.extension === undefined ? target.returnType : undefined, ctx.headers.accept);
-    if (selection.kind === 'not-acceptable') throw notAcceptable(target.both);
-    // A fresh URLSearchParams per call: a loader may change the one it gets.
-    const search = new URLSearchParams();
-    const pairs = target.pairs;
-    for (let i = 0; i < pairs.length; i += 2) search.append(pairs[i] as string, pairs[i + 1] as string);
-    const context = new LoaderContext(target.name, ctx, authenticate);
+    const selection = selectFor(selector, target, ctx.headers.accept);
+    const search = searchOf(target.pairs);
+    const context = collection === undefined ? new LoaderContext(target.name, ctx, authenticate) : new ItemLoaderContext(collection, target.name, ctx, authenticate);
     const loaded = resource.load(search, context);
     // Loaders usually return a plain value: answer synchronously then, without a promise round.
     if (isThenable(loaded)) {
@@ -139,6 +156,13 @@ export function createRepresentationHandler(options: RepresentationOptions) {
     }
     return represent(ctx, target, selection, resource, loaded, context.asked, etagOf);
   };
+}
+
+/** A fresh URLSearchParams of a target's query, per call: a loader may change the one it gets. */
+export function searchOf(pairs: readonly string[]): URLSearchParams {
+  const search = new URLSearchParams();
+  for (let i = 0; i < pairs.length; i += 2) search.append(pairs[i] as string, pairs[i + 1] as string);
+  return search;
 }
 
 /** N-4: 406 with the offered types, and (N-13) both representations' links when they fit. */
@@ -150,7 +174,7 @@ export function notAcceptable(link: string | undefined): HttpError {
 }
 
 /** A loader's context: a class, so the common loader that ignores it costs one small allocation. */
-class LoaderContext implements ResourceContext {
+export class LoaderContext implements ResourceContext {
   readonly name: string;
   /** Whether the loader asked who the caller is: the answer is then private to that caller. */
   asked = false;
@@ -169,9 +193,19 @@ class LoaderContext implements ResourceContext {
   }
 }
 
-type Chosen = Extract<Selection, { kind: 'chosen' }>;
+/** An item's context (A-5): the resource's name and the item's id. */
+export class ItemLoaderContext extends LoaderContext implements ItemContext {
+  readonly id: string;
 
-type EtagOf = (mediaType: string, body: string) => string;
+  constructor(name: string, id: string, ctx: RequestContext, authenticate: (ctx: RequestContext) => Promise<Caller>) {
+    super(name, ctx, authenticate);
+    this.id = id;
+  }
+}
+
+export type Chosen = Extract<Selection, { kind: 'chosen' }>;
+
+export type EtagOf = (mediaType: string, body: string) => string;
 
 /** Serializes a loaded value into the chosen representation, with its N-7 and N-13 headers. */
 function represent(ctx: RequestContext, target: Target, selection: Chosen, resource: Resource, loaded: unknown, personal: boolean, etagOf: EtagOf): Reply {
@@ -185,6 +219,26 @@ function represent(ctx: RequestContext, target: Target, selection: Chosen, resou
     requirePreconditions(ctx.method, ctx.headers, { exists: true, etags: allEtags(selection, resource, loaded, body, etagOf), selected: etag });
   }
   return selection.byAccept ? { status: 200, headers, body, etag, vary: VARY_ACCEPT } : { status: 200, headers, body, etag };
+}
+
+/**
+ * A write's answer with a value (A-5: 200, or 201 with `location`): the same body, ETag, Vary, Link
+ * and Content-Type as a GET of `target` would send. `located` puts Content-Location on it even when
+ * the extension chose the format (a POST's body is the new item, not the collection).
+ */
+export function representValue(status: number, target: Target, selection: Chosen, resource: Pick<Resource, 'root' | 'unwrap'>, value: unknown, etagOf: EtagOf, extra: { readonly location?: string; readonly located?: boolean } = {}): Reply {
+  const body = serialize(selection.format, resource, value);
+  const own = headersFor(target, selection, false);
+  let headers: Readonly<Record<string, string>> = own;
+  if (extra.location !== undefined || extra.located === true) {
+    const made: Record<string, string> = { ...own };
+    if (extra.location !== undefined) made['location'] = extra.location;
+    const links = selection.format === 'json' ? target.json : target.xml;
+    if (extra.located === true && links !== undefined) made['content-location'] = links.location;
+    headers = made;
+  }
+  const etag = etagOf(selection.type, body);
+  return selection.byAccept ? { status, headers, body, etag, vary: VARY_ACCEPT } : { status, headers, body, etag };
 }
 
 /** The body of `value` as JSON or as XML under the resource's root (N-9..N-11). */

@@ -1,6 +1,7 @@
 // R-1 / R-3: what a user and a page of users look like on the wire, and how a user's name sits in
 // a path. Never a hash, a Digest secret or a token: the view is built member by member.
 import { HttpError, problem } from '../http/problem.js';
+import { bareSegment } from '../http/path-segment.js';
 import { decodeComponent } from '../http/query.js';
 import { parseFormat } from '../representation/select.js';
 import { checkUserName } from '../users/names.js';
@@ -42,14 +43,11 @@ export interface UserPageView {
 export const USER_SHAPE = { root: 'user' } as const;
 export const PAGE_SHAPE = { root: 'users', unwrap: { users: 'user' } } as const;
 
-/** The user's own path (Location, Link): `/user/<name percent-encoded>`. */
+/** The user's own path (Location, Content-Location): `/user/<name percent-encoded>`, dot-only names as `%2E` (U-2). */
 export function userPath(name: string): string {
-  const encoded = encodeURIComponent(name);
-  const dot = encoded.lastIndexOf('.');
   // A name that ends like an extension (kept from a store older than U-2's amendment) gets that
   // dot encoded, so the path names this user and not a representation of another one.
-  if (dot >= 0 && parseFormat(encoded.slice(dot + 1)) !== undefined) return `/user/${encoded.slice(0, dot)}%2E${encoded.slice(dot + 1)}`;
-  return `/user/${encoded}`;
+  return `/user/${bareSegment(name)}`;
 }
 
 /**

@@ -2,7 +2,6 @@
 // the one representation path (lib/handlers/representation.ts) as a Resource whose loader asks who
 // the caller is; the page and the writes reuse its serializer, selection and ETags.
 // Order of checks, as P-0: transport, then credentials and authorization, then the body.
-import { overloadSafe } from '../auth/authenticate.js';
 import { ServiceError } from '../errors.js';
 import { parseContentType } from '../http/body.js';
 import type { RequestContext } from '../http/context.js';
@@ -49,6 +48,8 @@ export interface UserHandlerOptions {
   readonly selector: Selector;
   readonly maxBodyBytes: number;
   readonly changed: (change: UserChange) => void;
+  /** A-9: the service's mount prefix, put before every path written (Location, Content-Location, Link, `next`). @default '' */
+  readonly basePath?: string;
 }
 
 const DEFAULT_LIMIT = 100;
@@ -74,6 +75,7 @@ export function createUserResource(users: Pick<UserDirectory, 'get'>, recordOf: 
 }
 
 export function createUserHandlers(o: UserHandlerOptions) {
+  const base = o.basePath ?? '';
   async function admin(ctx: RequestContext): Promise<Caller> {
     const caller = await o.authenticate(ctx);
     if (caller.role !== 'admin') throw forbidden('Only an admin may do this.');
@@ -89,7 +91,7 @@ export function createUserHandlers(o: UserHandlerOptions) {
     await admin(ctx);
     const found = await o.users.page({ after: query.after, limit: query.limit });
     const last = found.users[found.users.length - 1];
-    const next = found.more && last !== undefined ? `/user/?after=${encodeURIComponent(last.name)}&limit=${query.limit}` : null;
+    const next = found.more && last !== undefined ? `${base}/user/?after=${encodeURIComponent(last.name)}&limit=${query.limit}` : null;
     const value = { users: found.users.map(userView), next };
     const body = serialize(selection.format, PAGE_SHAPE, value);
     const headers: Record<string, string> = { 'content-type': contentTypeOf(selection), 'cache-control': PRIVATE };
@@ -106,13 +108,13 @@ export function createUserHandlers(o: UserHandlerOptions) {
     const { name, password, role } = parseNewUser(body);
     let created: UserLike;
     try {
-      created = await overloadSafe(() => o.users.add(name, password, role));
+      created = await o.users.add(name, password, role);
     } catch (error) {
       throw userError(error);
     }
     o.changed({ name: created.name, change: 'created', by: by.name, address: ctx.address, role: created.role });
-    const location = userPath(created.name);
-    return represent(201, selection, created, { location });
+    const location = `${base}${userPath(created.name)}`;
+    return represent(201, selection, created, { location, base });
   }
 
   /** R-5: DELETE /user/{name} — admins only; the last admin stays. */
@@ -153,7 +155,7 @@ export function createUserHandlers(o: UserHandlerOptions) {
     }
     const fresh = await o.users.get(name);
     if (fresh === undefined) throw notFound();
-    return represent(200, selection, fresh, {});
+    return represent(200, selection, fresh, { base });
   }
 
   /** A write's answer is a user representation: chosen by return_type or Accept, before anything is done. */
@@ -182,12 +184,12 @@ export function createUserHandlers(o: UserHandlerOptions) {
 }
 
 /** The 200/201 of a write: the R-1 representation of `user`, with its ETag (E-4: what If-Match names next). */
-function represent(status: number, selection: Extract<Selection, { kind: 'chosen' }>, user: UserLike, extra: { location?: string }): Reply {
+function represent(status: number, selection: Extract<Selection, { kind: 'chosen' }>, user: UserLike, extra: { location?: string; base: string }): Reply {
   const body = serialize(selection.format, USER_SHAPE, userView(user));
   const headers: Record<string, string> = {
     'content-type': contentTypeOf(selection),
     'cache-control': PRIVATE,
-    'content-location': `${userPath(user.name)}.${selection.format}`,
+    'content-location': `${extra.base}${userPath(user.name)}.${selection.format}`,
   };
   if (extra.location !== undefined) headers['location'] = extra.location;
   return reply(status, headers, body, strongEtag(selection.type, body), selection);

@@ -13,8 +13,13 @@ import { clientAddress, type TrustProxy } from './trust-proxy.js';
 export class RequestContext {
   readonly id: string;
   readonly method: string;
-  /** The raw path, without the query. */
+  /** The raw path, without the query, as the client sent it (with any mount prefix: Digest's `uri` is this). */
   readonly path: string;
+  /**
+   * The path under the service's `basePath` (A-9), what the routes are matched against: `path`
+   * itself without one; undefined when `path` is outside it.
+   */
+  readonly localPath: string | undefined;
   /** The raw query after '?', or undefined when the target has no '?'. */
   readonly rawQuery: string | undefined;
   /** HTTPS, directly or through a trusted proxy (T-5). */
@@ -31,7 +36,7 @@ export class RequestContext {
   route: string | undefined = undefined;
   readonly #body: BodySource;
 
-  constructor(method: string, rawTarget: string, headers: IncomingHttpHeaders, peer: string, direct: boolean, http2: boolean, body: BodySource, id: string, trust: TrustProxy, started: number) {
+  constructor(method: string, rawTarget: string, headers: IncomingHttpHeaders, peer: string, direct: boolean, http2: boolean, body: BodySource, id: string, trust: TrustProxy, started: number, base = '') {
     const target = originForm(rawTarget);
     const q = target.indexOf('?');
     const trusted = trust.isTrusted(peer);
@@ -41,6 +46,7 @@ export class RequestContext {
     this.method = method;
     this.path = q < 0 ? target : target.slice(0, q);
     this.rawQuery = q < 0 ? undefined : target.slice(q + 1);
+    this.localPath = base === '' ? this.path : unmount(this.path, base);
     this.secure = direct || (trusted && typeof proto === 'string' && proto.trim().toLowerCase() === 'https');
     this.address = trusted ? clientAddress(peer, typeof forwardedFor === 'string' ? forwardedFor : undefined, trust) : stripMapped(peer);
     this.headers = headers;
@@ -49,15 +55,21 @@ export class RequestContext {
     this.#body = body;
   }
 
-  /** A request from node:http, node:https or node:http2's compatibility API. */
-  static fromRequest(req: HttpRequest, id: string, trust: TrustProxy, started: number): RequestContext {
+  /**
+   * A request from node:http, node:https or node:http2's compatibility API. A-9: a framework that
+   * mounts the handler under a path (Express, Connect) strips it from `req.url` and keeps the
+   * whole target in `req.originalUrl`: that one is read.
+   */
+  static fromRequest(req: HttpRequest, id: string, trust: TrustProxy, started: number, base = ''): RequestContext {
     const direct = (req.socket as { encrypted?: boolean }).encrypted === true;
-    return new RequestContext(req.method ?? 'GET', req.url ?? '/', req.headers, req.socket.remoteAddress ?? '', direct, req.httpVersionMajor === 2, req, id, trust, started);
+    const original = (req as { originalUrl?: unknown }).originalUrl;
+    const target = typeof original === 'string' ? original : (req.url ?? '/');
+    return new RequestContext(req.method ?? 'GET', target, req.headers, req.socket.remoteAddress ?? '', direct, req.httpVersionMajor === 2, req, id, trust, started, base);
   }
 
   /** An HTTP/2 stream and its header block, on a TLS session whose peer is `peer`. */
-  static fromStream(stream: ServerHttp2Stream, headers: Http2Headers, peer: string, id: string, trust: TrustProxy, started: number): RequestContext {
-    return new RequestContext(headers[':method'] ?? 'GET', headers[':path'] ?? '/', headers as IncomingHttpHeaders, peer, true, true, stream, id, trust, started);
+  static fromStream(stream: ServerHttp2Stream, headers: Http2Headers, peer: string, id: string, trust: TrustProxy, started: number, base = ''): RequestContext {
+    return new RequestContext(headers[':method'] ?? 'GET', headers[':path'] ?? '/', headers as IncomingHttpHeaders, peer, true, true, stream, id, trust, started, base);
   }
 
   readBody(limit: number): Promise<Buffer> {
@@ -72,6 +84,13 @@ function originForm(target: string): string {
   const query = target.indexOf('?', target.indexOf('//') + 2);
   if (slash < 0 || (query >= 0 && query < slash)) return `/${query < 0 ? '' : target.slice(query)}`;
   return target.slice(slash);
+}
+
+/** `path` under the mount `base` (`/svc` → `/`, `/svc/api/x` → `/api/x`), or undefined outside it (`/svcx`). */
+function unmount(path: string, base: string): string | undefined {
+  if (!path.startsWith(base)) return undefined;
+  if (path.length === base.length) return '/';
+  return path.charCodeAt(base.length) === 0x2f ? path.slice(base.length) : undefined;
 }
 
 function stripMapped(address: string): string {

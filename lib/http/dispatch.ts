@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { IncomingHttpHeaders as Http2Headers, ServerHttp2Stream } from 'node:http2';
-import { ServiceError, STORE_UNAVAILABLE } from '../errors.js';
+import { RETRY_LATER, ServiceError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { UNMATCHED_ROUTE, type Metrics } from '../ops/metrics.js';
 import { parseFormat, type Format, type ProblemLabel, type Selector } from '../representation/select.js';
@@ -30,7 +30,12 @@ export interface DispatchOptions {
   readonly quietRoutes?: ReadonlySet<string> | undefined;
   /** Top-level routes served like /api/ resources (extension, return_type): their problems follow the same choice (E-1). */
   readonly negotiatedRoutes?: ReadonlySet<string> | undefined;
+  /** A-9: the prefix every route is served under (`/svc`), or '' for none; nothing outside it is served. */
+  readonly basePath?: string | undefined;
 }
+
+/** Connect's `next`: called, with no argument, for a request the service has no route for (A-9). */
+export type Next = (error?: unknown) => void;
 
 /** Serves one HTTP/2 stream, given its header block and the address of the session's peer. */
 export type StreamHandler = (stream: ServerHttp2Stream, headers: Http2Headers, peer: string) => void;
@@ -42,6 +47,8 @@ export type StreamHandler = (stream: ServerHttp2Stream, headers: Http2Headers, p
  */
 export interface Dispatcher extends RequestHandler {
   readonly stream: StreamHandler;
+  /** A-9: the same pipeline as Connect-style middleware: `next()` for a path no route matches, instead of 404. */
+  readonly middleware: (req: HttpRequest, res: HttpResponse, next: Next) => void;
 }
 
 /**
@@ -52,12 +59,26 @@ export function createDispatcher(options: DispatchOptions): Dispatcher {
   const { router, selector, trust, log, maxTargetLength, metrics } = options;
   const quiet = options.quietRoutes ?? new Set<string>();
   const negotiatedRoutes = options.negotiatedRoutes ?? new Set<string>();
+  const base = options.basePath ?? '';
   const idPrefix = randomBytes(4).toString('hex');
   const observed = log.enabled || metrics !== undefined;
   let counter = 0;
 
   const dispatch = (req: HttpRequest, res: HttpResponse): void => {
-    const ctx = RequestContext.fromRequest(req, `${idPrefix}-${(++counter).toString(36)}`, trust, observed ? performance.now() : 0);
+    serve(RequestContext.fromRequest(req, `${idPrefix}-${(++counter).toString(36)}`, trust, observed ? performance.now() : 0, base), req, res);
+  };
+
+  const middleware = (req: HttpRequest, res: HttpResponse, next: Next): void => {
+    const ctx = RequestContext.fromRequest(req, `${idPrefix}-${(++counter).toString(36)}`, trust, observed ? performance.now() : 0, base);
+    const path = ctx.localPath;
+    if (path === undefined || !path.startsWith('/') || router.match(ctx.method, path).kind === 'not-found') {
+      next();
+      return;
+    }
+    serve(ctx, req, res);
+  };
+
+  function serve(ctx: RequestContext, req: HttpRequest, res: HttpResponse): void {
     const result = run(ctx);
     // The usual case, a plain reply to a request without a body, is written at once, without closures.
     if (!(result instanceof Promise) && !hasBody(req)) {
@@ -68,14 +89,14 @@ export function createDispatcher(options: DispatchOptions): Dispatcher {
       (reply) => sendResponse(ctx, res, reply),
       (error: unknown) => sendResponse(ctx, res, errorReply(ctx, error)),
     );
-  };
+  }
 
   // HTTP/2 without node:http2's compatibility objects (a request, a response and their listeners
   // per stream): the context is built from the stream's header block and the reply written with
   // `stream.respond()`. No llhttp sits in front of it, so a synchronous reply is written at once
   // whether or not a body follows.
   const stream: StreamHandler = (h2stream, headers, peer) => {
-    const ctx = RequestContext.fromStream(h2stream, headers, peer, `${idPrefix}-${(++counter).toString(36)}`, trust, observed ? performance.now() : 0);
+    const ctx = RequestContext.fromStream(h2stream, headers, peer, `${idPrefix}-${(++counter).toString(36)}`, trust, observed ? performance.now() : 0, base);
     const result = run(ctx);
     if (!(result instanceof Promise)) {
       sendStream(ctx, h2stream, result);
@@ -87,7 +108,7 @@ export function createDispatcher(options: DispatchOptions): Dispatcher {
     );
   };
 
-  return Object.assign(dispatch, { stream });
+  return Object.assign(dispatch, { stream, middleware });
 
   /** The handler's reply, or the problem for what it threw synchronously. */
   function run(ctx: RequestContext): Reply | Promise<Reply> {
@@ -119,11 +140,14 @@ export function createDispatcher(options: DispatchOptions): Dispatcher {
     if ((ctx.path.length + (ctx.rawQuery?.length ?? -1) + 1) > maxTargetLength) {
       throw new HttpError(problem(414, 'uri-too-long', { detail: `The request target must be at most ${maxTargetLength} bytes.` }));
     }
-    if (!ctx.path.startsWith('/')) {
-      if (ctx.method === 'OPTIONS' && ctx.path === '*') return { status: 204, headers: { allow: 'GET, HEAD, OPTIONS, PUT, POST' } };
+    const path = ctx.localPath;
+    // A-9: nothing outside the mount is served.
+    if (path === undefined) throw new HttpError(problem(404, 'not-found'));
+    if (!path.startsWith('/')) {
+      if (ctx.method === 'OPTIONS' && path === '*') return { status: 204, headers: { allow: 'GET, HEAD, OPTIONS, PUT, POST' } };
       throw new HttpError(problem(400, 'bad-request', { detail: 'The request target must be an absolute path.' }));
     }
-    const match = router.match(ctx.method, ctx.path);
+    const match = router.match(ctx.method, path);
     if (match.kind !== 'not-found') ctx.route = match.route;
     switch (match.kind) {
       case 'found':
@@ -139,14 +163,16 @@ export function createDispatcher(options: DispatchOptions): Dispatcher {
   function errorReply(ctx: RequestContext, error: unknown): Reply {
     let p: Problem;
     let headers: Readonly<Record<string, string | readonly string[]>> = {};
+    const retry = error instanceof ServiceError ? { code: error.code, detail: RETRY_LATER.get(error.code) } : undefined;
     if (error instanceof HttpError) {
       p = error.problem;
       headers = error.headers;
-    } else if (error instanceof ServiceError && STORE_UNAVAILABLE.has(error.code)) {
-      // S-6: the store is busy (another process holds the lock), unreachable or cannot write:
-      // nothing was changed, and credentials that could not be checked never get a 401.
-      log.warn('store unavailable', { id: ctx.id, code: error.code });
-      p = problem(503, 'overloaded', { detail: 'The user store cannot answer right now; nothing was changed. Retry shortly.' });
+    } else if (retry?.detail !== undefined) {
+      // S-6: the store is busy (another process holds the lock), unreachable or cannot write, or
+      // (P-8) the hashing queue is full: nothing was changed, and credentials that could not be
+      // checked never get a 401.
+      if (retry.code !== 'ERR_HASH_BUSY') log.warn('store unavailable', { id: ctx.id, code: retry.code });
+      p = problem(503, 'overloaded', { detail: retry.detail });
       headers = { 'retry-after': '1' };
     } else {
       log.error('unhandled error', error, { id: ctx.id });
@@ -181,9 +207,11 @@ export function createDispatcher(options: DispatchOptions): Dispatcher {
    */
   function problemFormatOf(ctx: RequestContext): ProblemLabel {
     let extension: Format | undefined;
-    // A representation's path, /api/<name>.<ext>, a negotiated route's (/readyz.xml, /user/<name>.xml), chose a format.
-    const negotiated = ctx.path.startsWith('/api/') || (ctx.route !== undefined && negotiatedRoutes.has(ctx.route));
-    const m = negotiated ? /^\/(?:api\/|user\/)?[^/?]*\.([A-Za-z]+)\/?$/.exec(ctx.path) : null;
+    // A representation's path, /api/<name>.<ext>, a negotiated route's (/readyz.xml, /user/<name>.xml,
+    // /api/<name>/<id>.xml), chose a format: the extension of its last segment.
+    const path = ctx.localPath ?? '';
+    const negotiated = path.startsWith('/api/') || (ctx.route !== undefined && negotiatedRoutes.has(ctx.route));
+    const m = negotiated ? /\.([A-Za-z]+)\/?$/.exec(path) : null;
     if (m !== null) extension = parseFormat(m[1] as string);
     let returnType: Format | undefined;
     if (extension === undefined && ctx.rawQuery !== undefined && negotiated) {

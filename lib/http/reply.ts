@@ -1,7 +1,11 @@
 import { constants as h2 } from 'node:http2';
+import type { ServerResponse } from 'node:http';
 import type { Http2ServerResponse, OutgoingHttpHeaders, ServerHttp2Stream } from 'node:http2';
+import type { Socket } from 'node:net';
 import type { RequestContext } from './context.js';
+import { mayHoldUnsent } from './http2-sessions.js';
 import type { HttpResponse } from './messages.js';
+import { sendBody } from './send-body.js';
 
 /** What a handler returns; only writeReply() turns it into bytes on the socket. */
 export interface Reply {
@@ -62,7 +66,9 @@ export function writeReply(ctx: RequestContext, res: HttpResponse, reply: Reply,
   res.writeHead(status, replyHeaders(ctx, reply, status, common) as Record<string, string | string[]>);
   const body = status === 304 ? undefined : reply.body;
   if (ctx.method === 'HEAD' || body === undefined) res.end();
-  else res.end(body);
+  else if (ctx.http2) sendBody(res as Http2ServerResponse, body);
+  // L-2: a reader that stops taking the response loses its connection after the request time-out.
+  else sendBody(res as ServerResponse, body, stallLimit(res as ServerResponse), () => res.destroy());
   // RFC 9113 §8.1: a response sent before the whole request arrived (a body refused unread) asks
   // the client to stop sending with RST_STREAM(NO_ERROR); Node sends it once the response is out.
   if (ctx.http2 && reply.close === true) (res as Http2ServerResponse).stream.close(h2.NGHTTP2_NO_ERROR);
@@ -79,12 +85,22 @@ export function writeStreamReply(ctx: RequestContext, stream: ServerHttp2Stream,
   headers[':status'] = status;
   const body = status === 304 || status === 204 ? undefined : reply.body;
   if (ctx.method === 'HEAD' || body === undefined) stream.respond(headers, END_STREAM);
-  else {
+  else if (!mayHoldUnsent(stream, body)) {
+    // L-2: the session's reader already leaves too much unsent (RFC 9113 §7: excessive load).
+    stream.close(h2.NGHTTP2_ENHANCE_YOUR_CALM);
+    return 503;
+  } else {
     stream.respond(headers);
-    stream.end(body);
+    sendBody(stream, body);
   }
   if (reply.close === true) stream.close(h2.NGHTTP2_NO_ERROR);
   return status;
+}
+
+/** The request time-out of the node:http server `res` came from, which keeps it (L-1). */
+function stallLimit(res: ServerResponse): number | undefined {
+  const server = (res.socket as (Socket & { server?: { requestTimeout?: unknown } }) | null)?.server;
+  return typeof server?.requestTimeout === 'number' && server.requestTimeout > 0 ? server.requestTimeout : undefined;
 }
 
 /** The reply's status, or 304 for a 200 to a GET or HEAD whose If-None-Match names its ETag (N-7). */

@@ -32,6 +32,7 @@ const PARAM = /^:([a-zA-Z][a-zA-Z0-9]*)(?:\(([A-Za-z0-9_~-]+)\))?$/;
 const LITERAL = /^[A-Za-z0-9._~-]+$/;
 const SLASH = 0x2f;
 const DOT = 0x2e;
+const UNRESERVED = /^[A-Za-z0-9._~-]$/;
 
 /**
  * Builds a router from `{ pattern: { METHOD: handler } }`. `OPTIONS` is always allowed and listed;
@@ -40,18 +41,11 @@ const DOT = 0x2e;
 export function createRouter<H>(table: Readonly<Record<string, Readonly<Record<string, H>>>>): Router<H> {
   const routes: Route<H>[] = [];
   for (const [pattern, methods] of Object.entries(table)) {
-    if (!pattern.startsWith('/')) throw new TypeError(`route pattern must start with '/': ${pattern}`);
-    const segments = pattern.slice(1).split('/').map((s): Segment => {
-      const param = PARAM.exec(s);
-      if (param !== null) return { param: param[1] as string, stem: param[2] };
-      if (LITERAL.test(s)) return { literal: s };
-      throw new TypeError(`bad segment "${s}" in route ${pattern}`);
-    });
-    const route = `/${segments.map((s) => s.literal ?? s.stem ?? `{${s.param}}`).join('/')}`;
+    const segments = parsePattern(pattern);
+    const route = labelOf(segments);
     const handlers = new Map<string, H>(Object.entries(methods));
     if (handlers.has('GET') && !handlers.has('HEAD')) handlers.set('HEAD', handlers.get('GET') as H);
-    const allow = [...handlers.keys()];
-    if (!allow.includes('OPTIONS')) allow.push('OPTIONS');
+    const allow = allowList(Object.keys(methods));
     routes.push({ segments, handlers, allow, route });
   }
 
@@ -69,6 +63,49 @@ export function createRouter<H>(table: Readonly<Record<string, Readonly<Record<s
       return { kind: 'not-found' };
     },
   };
+}
+
+/** The `Allow` list of a route with these methods: HEAD where GET is, then OPTIONS (N-8). */
+export function allowList(methods: readonly string[]): string[] {
+  const allow = [...methods];
+  if (allow.includes('GET') && !allow.includes('HEAD')) allow.push('HEAD');
+  if (!allow.includes('OPTIONS')) allow.push('OPTIONS');
+  return allow;
+}
+
+/** The label the router reports for a pattern (`ctx.route`, metrics, the route table): `/api/{resource}`, `/healthz`. */
+export function routeLabel(pattern: string): string {
+  return labelOf(parsePattern(pattern));
+}
+
+function parsePattern(pattern: string): Segment[] {
+  if (!pattern.startsWith('/')) throw new TypeError(`route pattern must start with '/': ${pattern}`);
+  return pattern.slice(1).split('/').map((s): Segment => {
+    const param = PARAM.exec(s);
+    if (param !== null) return { param: param[1] as string, stem: param[2] };
+    if (LITERAL.test(s)) return { literal: s };
+    throw new TypeError(`bad segment "${s}" in route ${pattern}`);
+  });
+}
+
+function labelOf(segments: readonly Segment[]): string {
+  return `/${segments.map((s) => s.literal ?? s.stem ?? `{${s.param}}`).join('/')}`;
+}
+
+/**
+ * Whether `path[pos, stop)` is `stem` or `stem.<anything>`. Percent-encoded unreserved characters
+ * are those characters (RFC 3986 §6.2.2.2: `/api/some%74hing` is `/api/something`), so a segment
+ * with a '%' is compared decoded; the handler still gets it raw and decodes it itself.
+ */
+function stemMatches(path: string, pos: number, stop: number, stem: string): boolean {
+  if (path.startsWith(stem, pos) && (stop === pos + stem.length || path.charCodeAt(pos + stem.length) === DOT)) return true;
+  const raw = path.slice(pos, stop);
+  if (!raw.includes('%')) return false;
+  const plain = raw.replace(/%([0-9A-Fa-f]{2})/g, (escape, hex: string) => {
+    const c = String.fromCharCode(parseInt(hex, 16));
+    return UNRESERVED.test(c) ? c : escape;
+  });
+  return plain === stem || plain.startsWith(`${stem}.`);
 }
 
 /**
@@ -90,7 +127,7 @@ function matchRoute(pattern: readonly Segment[], path: string, end: number): Rec
     } else {
       if (stop === pos) return undefined;
       const stem = segment.stem;
-      if (stem !== undefined && !(path.startsWith(stem, pos) && (stop === pos + stem.length || path.charCodeAt(pos + stem.length) === DOT))) return undefined;
+      if (stem !== undefined && !stemMatches(path, pos, stop, stem)) return undefined;
       (params ??= {})[segment.param] = path.slice(pos, stop);
     }
     pos = stop + 1;

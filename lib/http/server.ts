@@ -1,7 +1,7 @@
-import { createServer as createHttpServer, Server as HttpServer } from 'node:http';
+import { createServer as createHttpServer, Server as HttpServer, type ServerResponse } from 'node:http';
 import { createSecureServer, type Http2SecureServer, type Http2ServerResponse, type IncomingHttpHeaders, type ServerHttp2Session, type ServerHttp2Stream } from 'node:http2';
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
-import type { AddressInfo, Server as NetServer, Socket } from 'node:net';
+import { Server as NetServer, type AddressInfo, type Socket } from 'node:net';
 import type { SecureContextOptions, Server as TlsServer, TLSSocket } from 'node:tls';
 import { TLS_CIPHERS } from '../tls/ciphers.js';
 import { answerHeadersTooLarge, clientErrorHandler, headerListTooLarge, refuseConnect, refuseConnectStream } from './client-error.js';
@@ -21,6 +21,8 @@ export interface ListenerOptions {
   readonly requestTimeoutMs: number;
   readonly keepAliveTimeoutMs: number;
   readonly maxHeaderBytes: number;
+  /** Response bytes one HTTP/2 session may hold unsent (L-2). @default DEFAULT_MAX_UNSENT_BYTES (http2-sessions.ts) */
+  readonly maxUnsentBytes?: number;
   /** HSTS max-age for responses the listener writes itself (T-4); false or absent: none. */
   readonly hstsMaxAge?: number | false;
   /** Errors of a listening server (an accept() that failed, EMFILE): reported, never fatal (L-2). */
@@ -32,7 +34,10 @@ export interface Listeners {
   readonly httpUrl: string | undefined;
   /** New TLS connections get this pair; open ones keep theirs (H-2). Throws when the pair does not load. */
   setCertificate(pair: { readonly cert: string | Buffer; readonly key: string | Buffer }): void;
-  /** Stop accepting, let in-flight requests finish within `graceMs`, then cut what is left (C-5). */
+  /**
+   * C-5: HTTP/2 sessions get GOAWAY, the listeners stop accepting, HTTP/1.1 responses from now on
+   * close their connection; in-flight requests finish within `graceMs`, then what is left is cut.
+   */
   close(graceMs?: number): Promise<void>;
 }
 
@@ -48,15 +53,15 @@ export const MAX_CONCURRENT_STREAMS = 100;
  * compatibility API.
  */
 export async function startListeners(options: ListenerOptions, handler: RequestHandler & { readonly stream?: StreamHandler | undefined }): Promise<Listeners> {
-  const http1Limits = {
-    headersTimeout: options.headersTimeoutMs,
-    requestTimeout: options.requestTimeoutMs,
-    keepAliveTimeout: options.keepAliveTimeoutMs,
-    maxHeaderSize: options.maxHeaderBytes,
-    connectionsCheckingInterval: 1_000,
-    requireHostHeader: false,
-  };
+  const http1Limits = nodeHttpLimits(options);
   const hsts = typeof options.hstsMaxAge === 'number' ? { 'Strict-Transport-Security': `max-age=${options.hstsMaxAge}` } : {};
+  // C-5 (amended): once close() has begun, an HTTP/1.1 response says `Connection: close` and its
+  // connection ends after it, so a keep-alive client opens its next connection elsewhere.
+  let closing = false;
+  const serve: RequestHandler = (req, res) => {
+    if (closing && req.httpVersionMajor === 1) (res as ServerResponse).shouldKeepAlive = false;
+    handler(req, res);
+  };
   const tls = { minVersion: 'TLSv1.2', ciphers: TLS_CIPHERS } as const satisfies SecureContextOptions;
   let secure: HttpsServer | Http2SecureServer;
   let sessions: SessionGuard | undefined;
@@ -78,7 +83,7 @@ export async function startListeners(options: ListenerOptions, handler: RequestH
       },
       (req, res) => {
         if (req.httpVersionMajor === 2 && headerListTooLarge(req.rawHeaders, options.maxHeaderBytes)) answerHeadersTooLarge(res as Http2ServerResponse, hsts);
-        else handler(req, res);
+        else serve(req, res);
       },
     );
     // HTTP/1.1 connections on this port run on Node's http.Server machinery, which reads its
@@ -88,7 +93,7 @@ export async function startListeners(options: ListenerOptions, handler: RequestH
     if (handler.stream !== undefined) serveStreams(server, handler.stream, options.maxHeaderBytes, hsts);
     secure = server;
   } else {
-    secure = createHttpsServer({ ...http1Limits, ...tls, cert: options.cert, key: options.key, handshakeTimeout: options.headersTimeoutMs }, handler);
+    secure = createHttpsServer({ ...http1Limits, ...tls, cert: options.cert, key: options.key, handshakeTimeout: options.headersTimeoutMs }, serve);
   }
   cutUnfinishedHandshakes(secure);
   // A TLS socket that never sends a request line is not covered by headersTimeout in every Node
@@ -105,7 +110,7 @@ export async function startListeners(options: ListenerOptions, handler: RequestH
   const servers: Array<HttpsServer | Http2SecureServer | HttpServer> = [secure];
   let plain: HttpServer | undefined;
   if (options.httpPort !== undefined) {
-    plain = createHttpServer(http1Limits, handler);
+    plain = createHttpServer(http1Limits, serve);
     servers.push(plain);
   }
   secure.on('clientError', clientErrorHandler(hsts));
@@ -116,7 +121,7 @@ export async function startListeners(options: ListenerOptions, handler: RequestH
   for (const server of servers) {
     // RFC 9110 §10.1.1 lets a server ignore an expectation it does not know; Node would answer
     // 417 itself, without the T-4 headers or a problem body. The handler answers instead.
-    server.on('checkExpectation', handler);
+    server.on('checkExpectation', serve);
   }
   try {
     await listen(secure, options.port, options.host);
@@ -148,19 +153,43 @@ export async function startListeners(options: ListenerOptions, handler: RequestH
       secure.setSecureContext({ ...tls, cert: pair.cert, key: pair.key });
     },
     async close(graceMs = 10_000) {
-      const closed = servers.map((server) => new Promise<void>((resolve) => server.close(() => resolve())));
-      // The HTTP/1.1 connections of an HTTP/2 listener are tracked by the same machinery as an
-      // http.Server's, so its methods apply to them.
-      for (const server of servers) HttpServer.prototype.closeIdleConnections.call(server);
+      closing = true;
+      // C-5 (amended): HTTP/2 sessions get GOAWAY (open streams finish) before the listener closes.
+      const sessionsClosed = sessions?.close(graceMs);
+      // Then no new connection is accepted. Not http.Server#close(), which also ends idle keep-alive
+      // connections at once: a request already on its way on one would meet a reset. Each gets its
+      // next response with `Connection: close` instead, or ends at the keep-alive time-out.
+      const closed = servers.map((server) => new Promise<void>((resolve) => NetServer.prototype.close.call(server, () => resolve())));
       const timer = setTimeout(() => {
+        // The HTTP/1.1 connections of an HTTP/2 listener are tracked by the same machinery as an
+        // http.Server's, so its methods apply to them.
         for (const server of servers) HttpServer.prototype.closeAllConnections.call(server);
         for (const socket of connections) socket.destroy();
       }, graceMs);
       timer.unref();
-      await Promise.all([...closed, sessions?.close(graceMs)]);
+      await Promise.all([...closed, sessionsClosed]);
       clearTimeout(timer);
     },
   };
+}
+
+/** L-1's limits as node:http's server options; every listener the service opens (L-2) takes them. */
+export type HttpLimits = Pick<ListenerOptions, 'headersTimeoutMs' | 'requestTimeoutMs' | 'keepAliveTimeoutMs' | 'maxHeaderBytes'>;
+
+/**
+ * node:http's options for L-1's limits. Time-outs are checked every second (Node's default is 30 s),
+ * so a client past one is cut within about a second. A response whose reader takes nothing for the
+ * request time-out is ended by the body writer (send-body.ts), which reads `requestTimeout` back.
+ */
+export function nodeHttpLimits(limits: HttpLimits) {
+  return {
+    headersTimeout: limits.headersTimeoutMs,
+    requestTimeout: limits.requestTimeoutMs,
+    keepAliveTimeout: limits.keepAliveTimeoutMs,
+    maxHeaderSize: limits.maxHeaderBytes,
+    connectionsCheckingInterval: 1_000,
+    requireHostHeader: false,
+  } as const;
 }
 
 /**

@@ -1,4 +1,5 @@
 import { AcceptScanner } from './accept-scanner.js';
+import { argumentError } from '../validate.js';
 
 export { MAX_ACCEPT_ENTRIES, MAX_ACCEPT_LENGTH } from './accept-scanner.js';
 
@@ -19,6 +20,7 @@ export interface MediaRange {
  * entries are all invalid gives `[]`, which accepts nothing. Never throws on wire input.
  */
 export function parseAccept(header: string | undefined): MediaRange[] {
+  if (header !== undefined && typeof header !== 'string') throw argumentError('header must be an Accept header (a string) or undefined');
   const scanner = new AcceptScanner(true);
   scanner.reset(header);
   const ranges: MediaRange[] = [];

@@ -3,6 +3,7 @@ import { AcceptScanner } from './accept-scanner.js';
 import type { MediaRange } from './accept.js';
 import { parseOfferedTypes } from './offered-types.js';
 import { Selection } from './selection.js';
+import { argumentError } from '../validate.js';
 
 export interface NegotiateOptions {
   /**
@@ -30,7 +31,7 @@ const NEGOTIATOR_KEYS: ReadonlySet<string> = new Set<keyof NegotiatorOptions>(['
  * `undefined` when none is acceptable (a 406). `accept` is the raw header (`undefined` when absent)
  * or ranges from `parseAccept`. `offered` lists media types in server order, in any case, with or
  * without parameters (`application/vnd.example+json;version=2`); the answer is one of them, as
- * given. A malformed entry is skipped; a wildcard (`text/*`) is a TypeError.
+ * given. A malformed entry is skipped; a wildcard (`text/*`) is refused (ServiceError ERR_INVALID_ARGUMENT).
  *
  * @example negotiate('application/json;q=0, *\/*', ['application/json', 'application/xml']) // 'application/xml'
  */
@@ -53,6 +54,7 @@ export function negotiateAll(accept: string | undefined | readonly MediaRange[],
 }
 
 function read(accept: string | undefined | readonly MediaRange[], offered: readonly string[], options: NegotiateOptions): Selection {
+  if (accept !== undefined && typeof accept !== 'string' && !Array.isArray(accept)) throw argumentError('accept must be an Accept header (a string), undefined, or ranges from parseAccept');
   const selection = new Selection(parseOfferedTypes(offered), checkOptions(options, NEGOTIATE_KEYS).charsetUtf8 === true);
   if (typeof accept === 'object') selection.readRanges(accept);
   else selection.readHeader(accept, new AcceptScanner(selection.needsParams));
@@ -65,12 +67,13 @@ function read(accept: string | undefined | readonly MediaRange[], offered: reado
  * belongs to the returned function.
  */
 export function createNegotiator(offered: readonly string[], options: NegotiatorOptions = NO_OPTIONS): (accept: string | undefined) => string | undefined {
+  const parsed = parseOfferedTypes(offered);
   const types = [...offered];
   checkOptions(options, NEGOTIATOR_KEYS);
-  const selection = new Selection(parseOfferedTypes(types), options.charsetUtf8 === true);
+  const selection = new Selection(parsed, options.charsetUtf8 === true);
   const cacheSize = options.cacheSize ?? 256;
   if (!Number.isInteger(cacheSize) || cacheSize < 0 || cacheSize > MAX_CACHE_SIZE) {
-    throw new TypeError(`cacheSize must be an integer from 0 to ${MAX_CACHE_SIZE}, got ${String(cacheSize)}`);
+    throw argumentError(`cacheSize must be an integer from 0 to ${MAX_CACHE_SIZE}, got ${String(cacheSize)}`);
   }
   const scanner = new AcceptScanner(selection.needsParams);
   selection.readHeader(undefined, scanner);
@@ -84,6 +87,7 @@ export function createNegotiator(offered: readonly string[], options: Negotiator
   );
   return (accept) => {
     if (accept === undefined) return whenAbsent;
+    if (typeof accept !== 'string') throw argumentError('accept must be an Accept header (a string) or undefined');
     const index = indexOf(accept);
     return index < 0 ? undefined : types[index];
   };
@@ -92,12 +96,12 @@ export function createNegotiator(offered: readonly string[], options: Negotiator
 // Programmer input: unknown keys are typos, and the flag must be a boolean.
 function checkOptions(options: NegotiatorOptions, known: ReadonlySet<string>): NegotiatorOptions {
   if (options === NO_OPTIONS) return options;
-  if (typeof options !== 'object' || options === null) throw new TypeError('options must be an object');
+  if (typeof options !== 'object' || options === null) throw argumentError('options must be an object');
   for (const key of Object.keys(options)) {
-    if (!known.has(key)) throw new TypeError(`unknown option "${key}"; known: ${[...known].join(', ')}`);
+    if (!known.has(key)) throw argumentError(`unknown option "${key}"; known: ${[...known].join(', ')}`);
   }
   if (options.charsetUtf8 !== undefined && typeof options.charsetUtf8 !== 'boolean') {
-    throw new TypeError(`charsetUtf8 must be a boolean, got ${typeof options.charsetUtf8}`);
+    throw argumentError(`charsetUtf8 must be a boolean, got ${typeof options.charsetUtf8}`);
   }
   return options;
 }

@@ -1,5 +1,6 @@
 // The offered side of negotiation: the caller's list of media types, read once. Internal.
 import { AcceptScanner } from './accept-scanner.js';
+import { argumentError } from '../validate.js';
 
 /**
  * The valid entries of an offered list, one slot per entry (struct of arrays: the negotiation loop
@@ -28,10 +29,10 @@ const HTAB = 0x09;
  * `type "/" subtype *( OWS ";" OWS parameter )`, any case, parameter values as token or
  * quoted-string. A malformed entry (`'boom'`, `'text/html;level'`, `'a, b'`) is skipped, so a list
  * with no valid entry accepts nothing. Not a string, not an array, or a wildcard (`text/*`,
- * `*\/*`): a TypeError, since an offer is something the server can send.
+ * `*\/*`): refused (ERR_INVALID_ARGUMENT), since an offer is something the server can send.
  */
 export function parseOfferedTypes(offered: readonly string[]): OfferedTypes {
-  if (!Array.isArray(offered)) throw new TypeError('offered must be an array of media types');
+  if (!Array.isArray(offered)) throw argumentError('offered must be an array of media types');
   const keys: string[] = [];
   const slash: number[] = [];
   const params: (ReadonlyMap<string, string> | undefined)[] = [];
@@ -40,7 +41,7 @@ export function parseOfferedTypes(offered: readonly string[]): OfferedTypes {
   let scanner: AcceptScanner | undefined;
   for (let k = 0; k < offered.length; k++) {
     const text: unknown = offered[k];
-    if (typeof text !== 'string') throw new TypeError(`offered media types must be strings, got ${typeof text}`);
+    if (typeof text !== 'string') throw argumentError(`offered media types must be strings, got ${typeof text}`);
     const plain = plainSlash(text);
     if (plain > 0) {
       keys.push(text);
@@ -85,7 +86,7 @@ function checkNotWildcard(text: string): void {
   const type = text.slice(0, slash).trim();
   const subtype = text.slice(slash + 1).split(';', 1)[0]?.trim();
   if (type === '*' || subtype === '*') {
-    throw new TypeError(`offered media types must be concrete types, not ranges, got ${JSON.stringify(text)}`);
+    throw argumentError(`offered media types must be concrete types, not ranges, got ${JSON.stringify(text)}`);
   }
 }
 

@@ -2,6 +2,7 @@
 import { isUtf8Label, type AcceptScanner } from './accept-scanner.js';
 import type { MediaRange } from './accept.js';
 import type { OfferedTypes } from './offered-types.js';
+import { argumentError } from '../validate.js';
 
 const STAR = 0x2a;
 // Specificity = level * LEVEL + number of parameters on the range: the type decides first
@@ -80,7 +81,7 @@ export class Selection {
     this.#clear();
     for (const range of ranges) {
       if (typeof range.q !== 'number' || !(range.q >= 0 && range.q <= 1)) {
-        throw new TypeError(`MediaRange q must be a number from 0 to 1, got ${String(range.q)}`);
+        throw argumentError(`MediaRange q must be a number from 0 to 1, got ${String(range.q)}`);
       }
       const params = range.params;
       const text = `${range.type}/${range.subtype}`;

@@ -1,9 +1,11 @@
 // H-5: the scrape listener. Plain HTTP on its own port (a scrape carries no secret, and Prometheus
-// scrapes plain HTTP by default), bound to the service's --host. Only GET/HEAD /metrics.
+// scrapes plain HTTP by default), bound to the service's --host. Only GET/HEAD /metrics. L-1's
+// limits hold here as on every listener (L-2 amended): Node's defaults held a half request line
+// for about 67 s.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { problem } from '../http/problem.js';
-import { listen, origin } from '../http/server.js';
+import { listen, nodeHttpLimits, origin, type HttpLimits } from '../http/server.js';
 import { EXPOSITION_CONTENT_TYPE } from './exposition.js';
 
 export interface MetricsListener {
@@ -11,8 +13,8 @@ export interface MetricsListener {
   close(): Promise<void>;
 }
 
-export async function startMetricsListener(host: string, port: number, render: () => string): Promise<MetricsListener> {
-  const server = createServer({ requireHostHeader: false }, (req, res) => answer(req, res, render));
+export async function startMetricsListener(host: string, port: number, render: () => string, limits: HttpLimits): Promise<MetricsListener> {
+  const server = createServer(nodeHttpLimits(limits), (req, res) => answer(req, res, render));
   await listen(server, port, host);
   const url = `${origin('http', host, (server.address() as AddressInfo).port)}/metrics`;
   return {

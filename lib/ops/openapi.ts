@@ -1,43 +1,49 @@
-// H-4: the OpenAPI 3.1 description of every route, served at /openapi.json. Kept as code so the
-// shared pieces (problem responses, representation content, common headers) are written once.
-// The test helpers check every response the end-to-end tests receive against this document
-// (test/helpers/openapi-check.ts): a status, a content type or a JSON body it does not describe
-// fails the test that received it.
+// H-4 / A-12: the OpenAPI 3.1 description of the routes this service serves, served at
+// /openapi.json and returned by service.openapi(). The paths are read from the route table (the
+// one the router and the dispatcher read: lib/http/route-table.ts); this module holds the shared
+// pieces (problem responses, representation content, common headers), written once.
+// The test helpers check every response the end-to-end tests receive against the document of the
+// service that sent it (test/helpers/openapi-check.ts): a status, a content type or a JSON body
+// it does not describe fails the test that received it.
+import { PROBLEM_TYPES, type ProblemSlug } from '../http/problem.js';
+import type { JsonObject, RouteDecl } from '../http/route-table.js';
+import { allowList, routeLabel } from '../http/router.js';
 import { METRIC_NAMES } from './metrics.js';
 
 type Json = null | boolean | number | string | readonly Json[] | { readonly [key: string]: Json };
-type Obj = { readonly [key: string]: Json };
+type Obj = JsonObject;
 
-/** E-2 slugs and the status each is sent with. */
-const PROBLEM_TYPES: ReadonlyArray<readonly [slug: string, status: number, when: string]> = [
-  ['bad-request', 400, 'a malformed request: query, percent-encoding, body, credentials'],
-  ['unauthorized', 401, 'credentials are missing or wrong (with WWW-Authenticate)'],
-  ['https-required', 403, 'a password or user operation over plain HTTP (T-3)'],
-  ['forbidden', 403, 'the caller may not act on that user'],
-  ['invalid-credentials', 403, 'the old password of the reset form is wrong (P-5)'],
-  ['not-found', 404, 'no such resource, extension or user'],
-  ['method-not-allowed', 405, 'the path exists, the method does not (with Allow)'],
-  ['not-acceptable', 406, 'no offered type is acceptable (member `available`)'],
-  ['conflict', 409, 'the user exists, or the change would remove the last admin'],
-  ['precondition-failed', 412, 'If-Match or If-Unmodified-Since is false (E-4)'],
-  ['payload-too-large', 413, 'the body is over the limit'],
-  ['uri-too-long', 414, 'the request target is over the limit'],
-  ['unsupported-media-type', 415, 'the body has the wrong Content-Type'],
-  ['password-policy', 422, 'the new password breaks the policy (member `violations`)'],
-  ['unprocessable', 422, 'a PATCH names a member other than role (R-6)'],
-  ['too-many-requests', 429, 'too many failed attempts (with Retry-After, P-8)'],
-  ['overloaded', 503, 'hashing queue full, store busy or unreachable (with Retry-After)'],
-  ['internal', 500, 'a bug: never sent on purpose'],
-];
+/** When each E-2 problem type is sent (its status is PROBLEM_TYPES'). */
+const PROBLEM_WHEN: { readonly [S in ProblemSlug]: string } = {
+  'bad-request': 'a malformed request: query, percent-encoding, body (the position of a JSON syntax error), credentials',
+  unauthorized: 'credentials are missing or wrong (with WWW-Authenticate)',
+  'https-required': 'a password or user operation over plain HTTP (T-3)',
+  forbidden: 'the caller may not act on that user',
+  'invalid-credentials': 'the old password of the reset form is wrong (P-5)',
+  'not-found': 'no such resource, item, extension or user',
+  'method-not-allowed': 'the path exists, the method does not (with Allow)',
+  'not-acceptable': 'no offered type is acceptable (member `available`)',
+  conflict: 'the user exists, or the change would remove the last admin',
+  'precondition-failed': 'If-Match, If-None-Match or If-Unmodified-Since is false (E-4, A-7); nothing was done',
+  'payload-too-large': 'the body is over the limit',
+  'uri-too-long': 'the request target is over the limit',
+  'unsupported-media-type': 'the body has the wrong Content-Type (with Accept-Post or Accept-Patch on a resource)',
+  unprocessable: 'a body the resource refuses (member `errors` with RFC 6901 pointers, A-6), or a PATCH of a user naming a member other than role (R-6)',
+  'password-policy': 'the new password breaks the policy (member `violations`)',
+  'precondition-required': 'a write to a resource that requires If-Match or If-None-Match came without (A-7)',
+  'too-many-requests': 'too many failed attempts (with Retry-After, P-8)',
+  internal: 'a bug: never sent on purpose',
+  overloaded: 'hashing queue full, store busy or unreachable (with Retry-After)',
+};
 
-const ref = (kind: string, name: string): Obj => ({ $ref: `#/components/${kind}/${name}` });
-const schemaRef = (name: string): Obj => ref('schemas', name);
+export const ref = (kind: string, name: string): Obj => ({ $ref: `#/components/${kind}/${name}` });
+export const schemaRef = (name: string): Obj => ref('schemas', name);
 
 const REPRESENTATION_TYPES = ['application/json', 'application/xml', 'text/xml'] as const;
 const PROBLEM_CONTENT_TYPES = ['application/problem+json', 'application/json', 'application/problem+xml', 'application/xml', 'text/xml'] as const;
 
 /** A representation's content: JSON, XML and text/xml (N-3), one schema. */
-function representation(schema: Obj, xmlRoot: string): Obj {
+export function representation(schema: Obj, xmlRoot: string): Obj {
   const content: Record<string, Json> = {};
   for (const type of REPRESENTATION_TYPES) {
     content[type] = type === 'application/json' ? { schema } : { schema: { ...schema, xml: { name: xmlRoot } } };
@@ -45,7 +51,7 @@ function representation(schema: Obj, xmlRoot: string): Obj {
   return content;
 }
 
-function problemResponse(description: string, schema = 'Problem', headers: Obj = {}): Obj {
+export function problemResponse(description: string, schema = 'Problem', headers: Obj = {}): Obj {
   const content: Record<string, Json> = {};
   for (const type of PROBLEM_CONTENT_TYPES) {
     content[type] = type.endsWith('json') ? { schema: schemaRef(schema) } : { schema: { ...schemaRef(schema), xml: { name: 'problem', namespace: 'urn:ietf:rfc:7807' } } };
@@ -55,40 +61,27 @@ function problemResponse(description: string, schema = 'Problem', headers: Obj =
 
 /** Statuses any route can answer: a malformed request, a target or header block over the limits (L-1). */
 const COMMON: Obj = { '400': ref('responses', 'BadRequest'), '414': ref('responses', 'UriTooLong'), '431': ref('responses', 'HeadersTooLarge') };
-const R = (name: string): Obj => ref('responses', name);
+export const R = (name: string): Obj => ref('responses', name);
 
-function operation(id: string, summary: string, tags: readonly string[], responses: Obj, extra: Obj = {}): Obj {
-  return { operationId: id, summary, tags, ...extra, responses: { ...COMMON, ...responses } };
-}
-
-function options(id: string, allow: string, extra: Obj = {}): Obj {
-  return operation(id, `Allowed methods: ${allow}`, ['meta'], {
-    '204': { description: `No content; Allow: ${allow}.`, headers: { Allow: ref('headers', 'Allow'), 'X-Request-Id': ref('headers', 'XRequestId') } },
-    ...extra,
-  });
-}
-
-/** GET with its HEAD twin (HEAD gives GET's status and headers, no body; N-7). */
-function getAndHead(id: string, summary: string, tags: readonly string[], responses: Obj, extra: Obj = {}): Obj {
+/** A response carrying a representation (N-5..N-13), with `Location` too when `located` (a 201, A-5). */
+export function representationResponse(description: string, schema: Obj, xmlRoot: string, located = false): Obj {
   return {
-    get: operation(id, summary, tags, responses, extra),
-    head: operation(`${id}Head`, `${summary} (headers only)`, tags, responses, extra),
+    description,
+    headers: {
+      ETag: ref('headers', 'ETag'),
+      Vary: ref('headers', 'Vary'),
+      Link: ref('headers', 'Link'),
+      'Content-Location': ref('headers', 'ContentLocation'),
+      'X-Request-Id': ref('headers', 'XRequestId'),
+      ...(located ? { Location: ref('headers', 'Location') } : {}),
+    },
+    content: representation(schema, xmlRoot),
   };
 }
 
-function representationResponses(schema: Obj, xmlRoot: string, extra: Obj = {}): Obj {
+export function representationResponses(schema: Obj, xmlRoot: string, extra: Obj = {}): Obj {
   return {
-    '200': {
-      description: 'The representation chosen by extension, return_type, Accept, or JSON by default (N-1).',
-      headers: {
-        ETag: ref('headers', 'ETag'),
-        Vary: ref('headers', 'Vary'),
-        Link: ref('headers', 'Link'),
-        'Content-Location': ref('headers', 'ContentLocation'),
-        'X-Request-Id': ref('headers', 'XRequestId'),
-      },
-      content: representation(schema, xmlRoot),
-    },
+    '200': representationResponse('The representation chosen by extension, return_type, Accept, or JSON by default (N-1).', schema, xmlRoot),
     '304': R('NotModified'),
     '404': R('NotFound'),
     '406': R('NotAcceptable'),
@@ -97,240 +90,87 @@ function representationResponses(schema: Obj, xmlRoot: string, extra: Obj = {}):
   };
 }
 
-/** `/x`, `/x.json` and `/x.xml` (N-1: the extension form), each GET/HEAD/OPTIONS. */
-function negotiatedPaths(path: string, id: string, summary: string, tags: readonly string[], responses: Obj, parameters: readonly Json[]): Record<string, Json> {
-  const paths: Record<string, Json> = {};
-  for (const [suffix, label, params] of [
-    ['', '', [...parameters, ref('parameters', 'ReturnType')]],
-    ['.json', 'Json', parameters],
-    ['.xml', 'Xml', parameters],
-  ] as const) {
-    paths[`${path}${suffix}`] = {
-      ...getAndHead(`${id}${label}`, suffix === '' ? summary : `${summary} as ${suffix.slice(1).toUpperCase()}`, tags, responses, { parameters: params }),
-      options: options(`${id}${label}Options`, 'GET, HEAD, OPTIONS'),
-    };
-  }
-  return paths;
+export const BASIC_OR_DIGEST: Json = [{ basic: [] }, { digest: [] }];
+
+function operation(id: string, summary: string, tags: readonly string[], responses: Obj, extra: Obj = {}): Obj {
+  return { operationId: id, summary, tags, ...extra, responses: { ...COMMON, ...responses } };
 }
 
-const BASIC_OR_DIGEST: Json = [{ basic: [] }, { digest: [] }];
+const RETURN_TYPE = ref('parameters', 'ReturnType');
 
-/** The whole document; `version` is the package's (V-1: the interface is versioned with it). */
-export function openApiDocument(version: string): Obj {
-  const userParam = ref('parameters', 'UserName');
-  const tooMany = R('TooManyRequests');
-  const unavailable = R('Overloaded');
-  const paths: Record<string, Json> = {
-    ...negotiatedPaths('/api/something', 'getSomething', 'The built-in resource (N-9)', ['representations'], representationResponses(schemaRef('Something'), 'something'), [
-      ref('parameters', 'Param1'),
-    ]),
-    '/api/{resource}': {
-      ...getAndHead('getResource', 'A registered resource (A-2), by name with an optional .json or .xml extension', ['representations'], representationResponses({}, 'resource', {
-        '4XX': problemResponse('A problem an embedder\'s loader raised (HttpError), with its headers.'),
-        '5XX': problemResponse('A problem an embedder\'s loader raised (HttpError), with its headers.'),
-      }), {
-        parameters: [ref('parameters', 'Resource'), ref('parameters', 'ReturnType')],
-      }),
-      options: options('resourceOptions', 'GET, HEAD, OPTIONS'),
-    },
-    ...negotiatedPaths('/healthz', 'getHealth', 'Liveness: 200 while the process serves (H-3)', ['operations'], representationResponses(schemaRef('Health'), 'healthz'), []),
-    ...negotiatedPaths(
-      '/readyz',
-      'getReadiness',
-      'Readiness: 200 when the user store answers, 503 overloaded otherwise (H-3)',
-      ['operations'],
-      representationResponses(schemaRef('Health'), 'readyz', { '503': unavailable }),
-      [],
-    ),
-    '/openapi.json': {
-      ...getAndHead('getOpenApi', 'This document (H-4), as application/json', ['meta'], {
-        '200': {
-          description: 'The OpenAPI 3.1 document.',
-          headers: { ETag: ref('headers', 'ETag'), 'X-Request-Id': ref('headers', 'XRequestId') },
-          content: { 'application/json': { schema: { type: 'object', required: ['openapi', 'info', 'paths'] } } },
-        },
-        '304': R('NotModified'),
-      }),
-      options: options('openApiOptions', 'GET, HEAD, OPTIONS'),
-    },
-    '/user/{name}/password': {
-      put: operation(
-        'setPassword',
-        'Set a password: the user their own, an admin anyone\'s, or with a reset token (P-2..P-9); HTTPS only',
-        ['passwords'],
-        {
-          '204': R('Done'),
-          '401': R('Unauthorized'),
-          '403': R('Forbidden'),
-          '404': R('NotFound'),
-          '412': R('PreconditionFailed'),
-          '413': R('PayloadTooLarge'),
-          '415': R('UnsupportedMediaType'),
-          '422': R('PasswordPolicy'),
-          '429': tooMany,
-          '503': unavailable,
-        },
-        {
-          parameters: [userParam],
-          security: [{ basic: [] }, { digest: [] }, { resetToken: [] }],
-          requestBody: { required: true, description: 'The new password, verbatim (no trailing newline).', content: { 'text/plain': { schema: { type: 'string' } } } },
-        },
-      ),
-      options: options('setPasswordOptions', 'PUT, OPTIONS'),
-    },
-    '/user/{name}/resetpassword/': {
-      post: operation(
-        'resetPassword',
-        'Change a password by the old one, without Authorization (P-5); the trailing slash is optional; HTTPS only',
-        ['passwords'],
-        {
-          '204': R('Done'),
-          '403': R('Forbidden'),
-          '412': R('PreconditionFailed'),
-          '413': R('PayloadTooLarge'),
-          '415': R('UnsupportedMediaType'),
-          '422': R('PasswordPolicy'),
-          '429': tooMany,
-          '503': unavailable,
-        },
-        {
-          parameters: [userParam],
-          security: [],
-          requestBody: { required: true, content: { 'application/json': { schema: schemaRef('PasswordForm') } } },
-        },
-      ),
-      options: options('resetPasswordOptions', 'POST, OPTIONS'),
-    },
-    '/user/{name}/resettoken': {
-      post: operation(
-        'requestResetToken',
-        'Ask for a reset token to be delivered through the configured channel (P-12); always 202; 404 when no channel is configured; HTTPS only',
-        ['passwords'],
-        {
-          '202': {
-            description: 'Accepted, with no content, whether or not the user exists and a token was issued.',
-            headers: { 'Cache-Control': ref('headers', 'CacheControl'), 'X-Request-Id': ref('headers', 'XRequestId') },
-          },
-          '403': R('Forbidden'),
-          '404': R('NotFound'),
-          '413': R('PayloadTooLarge'),
-          '429': tooMany,
-          '503': unavailable,
-        },
-        { parameters: [userParam], security: [] },
-      ),
-      // P-12: without a delivery channel the route does not exist, OPTIONS included.
-      options: options('requestResetTokenOptions', 'POST, OPTIONS', { '404': R('NotFound') }),
-    },
-    '/user/{name}': {
-      ...getAndHead(
-        'getUser',
-        'A user (R-1, R-2): the user themselves or an admin; `{name}` may end in .json or .xml to choose the representation; HTTPS only',
-        ['users'],
-        representationResponses(schemaRef('User'), 'user', { '401': R('Unauthorized'), '403': R('Forbidden'), '429': tooMany, '503': unavailable }),
-        { parameters: [userParam, ref('parameters', 'ReturnType')], security: BASIC_OR_DIGEST },
-      ),
-      patch: operation(
-        'setRole',
-        'Change a user\'s role (R-6, admins only): a JSON merge patch that may hold only `role`',
-        ['users'],
-        {
-          '200': { description: 'The changed user (R-1 representation).', headers: { ETag: ref('headers', 'ETag'), 'X-Request-Id': ref('headers', 'XRequestId') }, content: representation(schemaRef('User'), 'user') },
-          '401': R('Unauthorized'),
-          '403': R('Forbidden'),
-          '404': R('NotFound'),
-          '406': R('NotAcceptable'),
-          '409': R('Conflict'),
-          '412': R('PreconditionFailed'),
-          '413': R('PayloadTooLarge'),
-          '415': R('UnsupportedMediaType'),
-          '422': R('Unprocessable'),
-          '429': tooMany,
-          '503': unavailable,
-        },
-        {
-          parameters: [userParam],
-          security: BASIC_OR_DIGEST,
-          requestBody: { required: true, content: { 'application/merge-patch+json': { schema: schemaRef('RolePatch') } } },
-        },
-      ),
-      delete: operation(
-        'deleteUser',
-        'Delete a user and their reset tokens (R-5, admins only); 409 for the last admin',
-        ['users'],
-        {
-          '204': R('Done'),
-          '401': R('Unauthorized'),
-          '403': R('Forbidden'),
-          '404': R('NotFound'),
-          '409': R('Conflict'),
-          '412': R('PreconditionFailed'),
-          '429': tooMany,
-          '503': unavailable,
-        },
-        { parameters: [userParam], security: BASIC_OR_DIGEST },
-      ),
-      options: options('userOptions', 'GET, HEAD, PATCH, DELETE, OPTIONS'),
-    },
-    '/user/': {
-      ...getAndHead(
-        'listUsers',
-        'A page of users sorted by name (R-3, admins only), with Link rel="next" when more follow',
-        ['users'],
-        {
-          ...representationResponses(schemaRef('UserPage'), 'users', { '401': R('Unauthorized'), '403': R('Forbidden'), '429': tooMany, '503': unavailable }),
-        },
-        { parameters: [ref('parameters', 'Limit'), ref('parameters', 'After'), ref('parameters', 'ReturnType')], security: BASIC_OR_DIGEST },
-      ),
-      post: operation(
-        'createUser',
-        'Create a user (R-4, admins only)',
-        ['users'],
-        {
-          '201': {
-            description: 'Created; the R-1 representation of the new user.',
-            headers: { Location: ref('headers', 'Location'), ETag: ref('headers', 'ETag'), 'X-Request-Id': ref('headers', 'XRequestId') },
-            content: representation(schemaRef('User'), 'user'),
-          },
-          '401': R('Unauthorized'),
-          '403': R('Forbidden'),
-          '406': R('NotAcceptable'),
-          '409': R('Conflict'),
-          '412': R('PreconditionFailed'),
-          '413': R('PayloadTooLarge'),
-          '415': R('UnsupportedMediaType'),
-          '422': R('PasswordPolicy'),
-          '429': tooMany,
-          '503': unavailable,
-        },
-        { security: BASIC_OR_DIGEST, requestBody: { required: true, content: { 'application/json': { schema: schemaRef('NewUser') } } } },
-      ),
-      options: options('usersOptions', 'GET, HEAD, POST, OPTIONS'),
-    },
-    '/metrics': {
-      servers: [
-        {
-          url: 'http://{host}:{metricsPort}',
-          description: 'The scrape listener, on when --metrics-port is given (H-5); plain HTTP.',
-          variables: { host: { default: '127.0.0.1' }, metricsPort: { default: '9464' } },
-        },
-      ],
-      ...getAndHead(
-        'getMetrics',
-        'Prometheus text exposition format 0.0.4; served only by the scrape listener',
-        ['operations'],
-        {
-          '200': {
-            description: `Metrics: ${METRIC_NAMES.join(', ')}.`,
-            content: { 'text/plain': { schema: { type: 'string' } } },
-          },
-          '404': R('NotFound'),
-        },
-      ),
-    },
-  };
+/**
+ * The path items of one route: its operations (GET with its HEAD twin), and OPTIONS with the
+ * router's own Allow list; a route with `extensions` also at `<path>.json` and `<path>.xml`
+ * (N-1), where `return_type` no longer decides.
+ */
+function pathItems(route: RouteDecl): Record<string, Json> {
+  const path = route.docPath ?? routeLabel(route.pattern);
+  const allow = allowList(Object.keys(route.methods)).join(', ');
+  const variants: ReadonlyArray<readonly [suffix: string, label: string]> = route.extensions === true ? [['', ''], ['.json', 'Json'], ['.xml', 'Xml']] : [['', '']];
+  const items: Record<string, Json> = {};
+  for (const [suffix, label] of variants) {
+    const item: Record<string, Json> = {};
+    let first: string | undefined;
+    for (const [method, { doc }] of Object.entries(route.methods)) {
+      const parameters = doc.parameters === undefined ? undefined : suffix === '' ? doc.parameters : doc.parameters.filter((p) => JSON.stringify(p) !== JSON.stringify(RETURN_TYPE));
+      const extra: Record<string, Json> = {};
+      if (parameters !== undefined) extra['parameters'] = parameters;
+      if (doc.requestBody !== undefined) extra['requestBody'] = doc.requestBody;
+      if (doc.security !== undefined) extra['security'] = doc.security;
+      const summary = suffix === '' ? doc.summary : `${doc.summary} as ${suffix.slice(1).toUpperCase()}`;
+      const id = `${doc.id}${label}`;
+      first ??= id;
+      item[method.toLowerCase()] = operation(id, summary, doc.tags, doc.responses, extra);
+      // N-7: HEAD gives GET's status and headers, no body.
+      if (method === 'GET') item['head'] = operation(`${id}Head`, `${summary} (headers only)`, doc.tags, doc.responses, extra);
+    }
+    item['options'] = operation(`${first ?? path}Options`, `Allowed methods: ${allow}`, ['meta'], {
+      '204': { description: `No content; Allow: ${allow}.`, headers: { Allow: ref('headers', 'Allow'), 'X-Request-Id': ref('headers', 'XRequestId') } },
+      ...(route.optionsResponses ?? {}),
+    });
+    if (route.parameters !== undefined) item['parameters'] = route.parameters;
+    items[`${path}${suffix}`] = item;
+  }
+  return items;
+}
 
-  const problemTypes = PROBLEM_TYPES.map(([slug]) => `/problems/${slug}`);
+/** The scrape listener's one route (H-5): not the HTTPS router's, so described here. */
+const METRICS_PATH: Obj = {
+  servers: [
+    {
+      url: 'http://{host}:{metricsPort}',
+      description: 'The scrape listener, on when --metrics-port is given (H-5); plain HTTP.',
+      variables: { host: { default: '127.0.0.1' }, metricsPort: { default: '9464' } },
+    },
+  ],
+  get: operation('getMetrics', 'Prometheus text exposition format 0.0.4; served only by the scrape listener', ['operations'], {
+    '200': { description: `Metrics: ${METRIC_NAMES.join(', ')}.`, content: { 'text/plain': { schema: { type: 'string' } } } },
+    '404': R('NotFound'),
+  }),
+  head: operation('getMetricsHead', 'Prometheus text exposition format 0.0.4 (headers only)', ['operations'], {
+    '200': { description: `Metrics: ${METRIC_NAMES.join(', ')}.`, content: { 'text/plain': { schema: { type: 'string' } } } },
+    '404': R('NotFound'),
+  }),
+};
+
+export interface DocumentOptions {
+  /** The package's version (V-1: the interface is versioned with it). */
+  readonly version: string;
+  /** Whether the scrape listener (H-5) is on. */
+  readonly metrics: boolean;
+  /** The service's mount prefix (A-9): the one server's URL. @default '' */
+  readonly basePath?: string;
+  /** Named schemas the routes refer to (`#/components/schemas/<name>`), the embedder's among them. */
+  readonly schemas?: Readonly<Record<string, Json>>;
+}
+
+/** The whole document, read from the route table. */
+export function openApiDocument(routes: readonly RouteDecl[], options: DocumentOptions): Obj {
+  const paths: Record<string, Json> = {};
+  for (const route of routes) Object.assign(paths, pathItems(route));
+  if (options.metrics) paths['/metrics'] = METRICS_PATH;
+  const version = options.version;
+  const problemTypes = [...PROBLEM_TYPES.keys()].map((slug) => `/problems/${slug}`);
   return {
     openapi: '3.1.0',
     info: {
@@ -340,17 +180,18 @@ export function openApiDocument(version: string): Obj {
       description: [
         'Every path also answers OPTIONS (204 with Allow) and any other method with 405 and the same Allow. One trailing slash on a path is ignored.',
         'Every error is an RFC 9457 problem document, as JSON or XML by the request\'s choice of representation (E-1). Problem types:',
-        ...PROBLEM_TYPES.map(([slug, status, when]) => `- \`/problems/${slug}\` (${status}): ${when}.`),
+        ...[...PROBLEM_TYPES].map(([slug, { status }]) => `- \`/problems/${slug}\` (${status}): ${PROBLEM_WHEN[slug]}.`),
         'Password and user routes are HTTPS only: over plain HTTP they answer 403 https-required.',
         'Every response carries X-Request-Id, X-Content-Type-Options: nosniff and Content-Security-Policy; HTTPS responses carry Strict-Transport-Security.',
       ].join('\n'),
       license: { name: 'MIT', identifier: 'MIT' },
     },
-    servers: [{ url: '/' }],
+    servers: [{ url: options.basePath === undefined || options.basePath === '' ? '/' : options.basePath }],
     tags: [
       { name: 'representations', description: 'Resources as JSON or XML (N-1..N-13).' },
       { name: 'passwords', description: 'Password changes and resets (P).' },
       { name: 'users', description: 'The user resource and administration (R).' },
+      { name: 'resources', description: 'Resources that take writes, and their items (A-5..A-7).' },
       { name: 'operations', description: 'Health, readiness and metrics (H-3, H-5).' },
       { name: 'meta', description: 'This description and OPTIONS.' },
     ],
@@ -384,7 +225,9 @@ export function openApiDocument(version: string): Obj {
         Allow: { description: 'The methods the path accepts.', schema: { type: 'string' } },
         RetryAfter: { description: 'Seconds to wait.', schema: { type: 'string' } },
         WWWAuthenticate: { description: 'The challenges: Basic, Digest when on, Bearer error="invalid_token" for a bad reset token.', schema: { type: 'string' } },
-        Location: { description: 'The new user, /user/{name}.', schema: { type: 'string' } },
+        Location: { description: 'The new user (/user/{name}) or item (/api/{resource}/{id}).', schema: { type: 'string' } },
+        AcceptPost: { description: 'The media types a POST takes (A-6).', schema: { type: 'string' } },
+        AcceptPatch: { description: 'The media types a PATCH takes (A-6).', schema: { type: 'string' } },
         CacheControl: { description: 'no-store on errors and on P-12; private, no-cache on users.', schema: { type: 'string' } },
       },
       responses: {
@@ -402,11 +245,14 @@ export function openApiDocument(version: string): Obj {
         HeadersTooLarge: problemResponse('The header block is over the limit (L-1).'),
         UnsupportedMediaType: problemResponse('unsupported-media-type.'),
         PasswordPolicy: problemResponse('password-policy: the codes in `violations` (P-6).', 'PasswordPolicyProblem'),
-        Unprocessable: problemResponse('unprocessable: a member that may not change is named.'),
+        Unprocessable: problemResponse('unprocessable: the body is refused (member `errors`, A-6), or a member that may not change is named (R-6).', 'UnprocessableProblem'),
+        PreconditionRequired: problemResponse('precondition-required: send If-Match (or If-None-Match: * to create) (A-7).'),
+        ResourceProblem: problemResponse('A problem the resource\'s own code raised (HttpError), with its headers; its type may be one of the embedder\'s own.', 'AnyProblem'),
         TooManyRequests: problemResponse('too-many-requests (P-8).', 'Problem', { 'Retry-After': ref('headers', 'RetryAfter') }),
         Overloaded: problemResponse('overloaded (P-8, S-6, H-3).', 'Problem', { 'Retry-After': ref('headers', 'RetryAfter') }),
       },
       schemas: {
+        ...(options.schemas ?? {}),
         Problem: {
           type: 'object',
           description: 'RFC 9457 problem details; in XML the root is <problem xmlns="urn:ietf:rfc:7807"> and arrays hold <i> elements.',
@@ -416,6 +262,23 @@ export function openApiDocument(version: string): Obj {
             title: { type: 'string' },
             status: { type: 'integer', minimum: 400, maximum: 599 },
             detail: { type: 'string' },
+          },
+        },
+        AnyProblem: {
+          type: 'object',
+          description: 'An RFC 9457 problem whose type may be an embedder\'s own (E-2).',
+          required: ['type', 'title', 'status'],
+          properties: { type: { type: 'string', pattern: '^/problems/' }, title: { type: 'string' }, status: { type: 'integer', minimum: 400, maximum: 599 }, detail: { type: 'string' } },
+        },
+        UnprocessableProblem: {
+          allOf: [schemaRef('Problem')],
+          properties: {
+            errors: {
+              type: 'array',
+              description: 'A-6: what the schema refused, each with an RFC 6901 pointer into the body.',
+              items: { type: 'object', required: ['pointer', 'detail'], properties: { pointer: { type: 'string' }, detail: { type: 'string' } } },
+            },
+            member: { type: 'string' },
           },
         },
         BadRequestProblem: {

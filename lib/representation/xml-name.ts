@@ -1,10 +1,12 @@
 // JSON keys → XML element names and back (N-11): lossless and deterministic; see xml.ts for the mapping.
 
+import { argumentError } from '../validate.js';
+
 const EMPTY_NAME = '_x_';
 
 /** Map a JSON key to an XML element name, losslessly (see the mapping above). */
 export function encodeXmlName(key: string): string {
-  if (typeof key !== 'string') throw new TypeError(`encodeXmlName expects a string, got ${typeof key}`);
+  if (typeof key !== 'string') throw argumentError(`encodeXmlName expects a string, got ${typeof key}`);
   return encodeName(key);
 }
 
@@ -37,7 +39,7 @@ export function encodeName(key: string): string {
 
 /** The exact inverse of encodeXmlName; an `_x` that is not a well-formed escape is kept as text. */
 export function decodeXmlName(name: string): string {
-  if (typeof name !== 'string') throw new TypeError(`decodeXmlName expects a string, got ${typeof name}`);
+  if (typeof name !== 'string') throw argumentError(`decodeXmlName expects a string, got ${typeof name}`);
   if (name === EMPTY_NAME) return '';
   let at = name.indexOf('_x');
   if (at < 0) return name;

@@ -45,6 +45,7 @@
 
 import { createMemo } from '../memo.js';
 import { encodeName, isNCName } from './xml-name.js';
+import { argumentError } from '../validate.js';
 
 export { encodeXmlName, decodeXmlName } from './xml-name.js';
 
@@ -255,9 +256,10 @@ function toJsonValue(value: unknown, key: string | number): unknown {
 type ResolvedOptions = Required<Omit<XmlOptions, 'namespace' | 'unwrap'>> & Pick<XmlOptions, 'namespace' | 'unwrap'>;
 
 function resolveOptions(options: XmlOptions): ResolvedOptions {
+  if (typeof options !== 'object' || options === null) throw argumentError('toXml options must be an object');
   let count = 0;
   for (const key in options) {
-    if (!Object.hasOwn(KNOWN_OPTIONS, key)) throw new TypeError(`unknown toXml option "${key}"`);
+    if (!Object.hasOwn(KNOWN_OPTIONS, key)) throw argumentError(`unknown toXml option "${key}"`);
     count++;
   }
   // `{ root }` alone, what the representation handler passes on every request: checked once per root.
@@ -280,20 +282,20 @@ const ROOT_ONLY_LIMIT = 256;
 function checkOptions(options: XmlOptions): ResolvedOptions {
   const { root = 'root', itemName = 'item', namespace, declaration = true, unwrap } = options;
   if (unwrap !== undefined) {
-    if (typeof unwrap !== 'object' || unwrap === null) throw new TypeError('unwrap must be an object of member name → element name');
+    if (typeof unwrap !== 'object' || unwrap === null) throw argumentError('unwrap must be an object of member name → element name');
     for (const [key, name] of Object.entries(unwrap)) {
-      if (!isNCName(name)) throw new TypeError(`unwrap[${JSON.stringify(key)}] must be an XML name without a colon, got ${JSON.stringify(name)}`);
+      if (!isNCName(name)) throw argumentError(`unwrap[${JSON.stringify(key)}] must be an XML name without a colon, got ${JSON.stringify(name)}`);
     }
   }
   if (root !== 'root' && !isNCName(root)) {
-    throw new TypeError(`root must be an XML name without a colon, got ${JSON.stringify(root)}`);
+    throw argumentError(`root must be an XML name without a colon, got ${JSON.stringify(root)}`);
   }
   if (itemName !== 'item' && !isNCName(itemName)) {
-    throw new TypeError(`itemName must be an XML name without a colon, got ${JSON.stringify(itemName)}`);
+    throw argumentError(`itemName must be an XML name without a colon, got ${JSON.stringify(itemName)}`);
   }
-  if (typeof declaration !== 'boolean') throw new TypeError('declaration must be a boolean');
+  if (typeof declaration !== 'boolean') throw argumentError('declaration must be a boolean');
   if (namespace !== undefined && !isNamespaceName(namespace)) {
-    throw new TypeError(`namespace must be a non-empty URI of XML characters, got ${JSON.stringify(namespace)}`);
+    throw argumentError(`namespace must be a non-empty URI of XML characters, got ${JSON.stringify(namespace)}`);
   }
   return { root, itemName, declaration, ...(namespace === undefined ? {} : { namespace }), ...(unwrap === undefined ? {} : { unwrap }) };
 }

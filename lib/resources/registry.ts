@@ -1,15 +1,19 @@
+import { defineResource, type ServedResource } from './definition.js';
 import type { Resource, ResourceLoader } from './resource.js';
 import { something } from './something.js';
 
-/** The resources served at /api/<name>: the built-in `something` plus the embedder's (A-2). */
+/** Resources by name (H-3's health resources; the representation path resolves names through one). */
 export type Registry = ReadonlyMap<string, Resource>;
 
+/** Loaders as resources, each with its name as XML root (N-9). */
+export function createRegistry(loaders: ReadonlyMap<string, ResourceLoader>): Registry {
+  return new Map([...loaders].map(([name, load]) => [name, Object.freeze({ load, root: name })]));
+}
+
 /**
- * Each resource's XML root is its name (N-9); names are checked by resolveConfig. `withSomething`
- * false: only the loaders given (H-3's health resources have a registry of their own).
+ * The resources served at /api/<name>: the built-in `something` (N-9) first, then the embedder's
+ * (A-2, A-5; checked by resolveConfig). An embedder's `something` takes the built-in's place.
  */
-export function createRegistry(loaders: Readonly<Record<string, ResourceLoader>> | ReadonlyMap<string, ResourceLoader>, withSomething = true): Registry {
-  const given: [string, ResourceLoader][] = loaders instanceof Map ? [...loaders] : Object.entries(loaders);
-  const entries: [string, ResourceLoader][] = withSomething ? [['something', something], ...given] : given;
-  return new Map(entries.map(([name, load]) => [name, Object.freeze({ load, root: name })]));
+export function servedResources(given: ReadonlyMap<string, ServedResource>): ReadonlyMap<string, ServedResource> {
+  return new Map([['something', defineResource('something', something)], ...given]);
 }

@@ -12,9 +12,12 @@
 
 import { createHash, createPrivateKey, generateKeyPairSync, randomBytes, sign, X509Certificate } from 'node:crypto';
 import type { KeyObject } from 'node:crypto';
-import { mkdir, open, readFile, rename, stat, unlink } from 'node:fs/promises';
+import { mkdir, open, readFile, stat, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
+import { writeDurably } from '../fs/durable-write.js';
+import { isErrno } from '../fs/errno.js';
+import { processExists } from '../fs/process-exists.js';
 import { der } from './der.js';
 
 /** A development certificate and key (PEM), and where they are kept. */
@@ -132,8 +135,8 @@ export async function ensureDevCertificate(dir: string, options: { now?: () => n
       // Another process may have made the pair while we waited for the lock.
       if ((await readUsablePair(certPath, keyPath, readNow(now))) !== undefined) return undefined;
       const made = createSelfSignedCertificate({ now });
-      await writeReplacing(keyPath, made.key, 0o600);
-      await writeReplacing(certPath, made.cert, 0o644);
+      await writeDurably(keyPath, made.key, { mode: 0o600 });
+      await writeDurably(certPath, made.cert, { mode: 0o644 });
       return made;
     });
     if (written === undefined) continue;
@@ -200,24 +203,6 @@ async function readUsablePair(certPath: string, keyPath: string, nowMs: number):
   }
 }
 
-/** Write to a fresh temporary file in the same directory, flush it, then rename over `path`. */
-async function writeReplacing(path: string, content: string, mode: number): Promise<void> {
-  const temporary = `${path}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
-  const handle = await open(temporary, 'wx', mode);
-  try {
-    await handle.writeFile(content);
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
-  try {
-    await rename(temporary, path);
-  } catch (error) {
-    await unlink(temporary).catch(() => undefined);
-    throw error;
-  }
-}
-
 /**
  * Run `task` while holding `lockPath`, created exclusively ('wx') and holding our pid.
  * A lock whose process is gone, or older than LOCK_STALE_MS, was left by a crash and is
@@ -236,7 +221,7 @@ async function withLock<T>(lockPath: string, task: () => Promise<T>): Promise<T>
       }
       break;
     } catch (error) {
-      if (!isCode(error, 'EEXIST')) throw error;
+      if (!isErrno(error, 'EEXIST')) throw error;
     }
     const stale = await staleLockContent(lockPath);
     if (stale !== undefined) {
@@ -269,17 +254,4 @@ async function staleLockContent(lockPath: string): Promise<string | undefined> {
   } catch {
     return undefined; // released meanwhile: just try again
   }
-}
-
-function processExists(pid: number): boolean {
-  try {
-    process.kill(pid, 0); // signal 0 only checks
-    return true;
-  } catch (error) {
-    return isCode(error, 'EPERM'); // exists, but belongs to someone else
-  }
-}
-
-function isCode(error: unknown, code: string): boolean {
-  return typeof error === 'object' && error !== null && 'code' in error && (error as { code: unknown }).code === code;
 }

@@ -4,6 +4,8 @@
 // callers wait in a bounded queue; when that is full they are refused at once (the
 // caller answers 503 with Retry-After) instead of piling up memory.
 
+import { ServiceError } from '../errors.js';
+
 export interface HashGateOptions {
   /** Hashes running at once. @default Number(process.env.UV_THREADPOOL_SIZE) || 4 */
   readonly concurrency?: number;
@@ -12,19 +14,15 @@ export interface HashGateOptions {
 }
 
 export interface HashGate {
-  /** Runs `task` when a slot is free; rejects with GateFullError when the queue is full. */
+  /** Runs `task` when a slot is free; rejects with ServiceError ERR_HASH_BUSY when the queue is full. */
   run<T>(task: () => Promise<T>): Promise<T>;
   readonly active: number;
   readonly queued: number;
 }
 
-/** Thrown (as a rejection) by {@link HashGate.run} when no slot and no queue place is free. */
-export class GateFullError extends Error {
-  override readonly name = 'GateFullError';
-  readonly code = 'ERR_GATE_FULL';
-  constructor() {
-    super('too many password hashes in progress');
-  }
+/** A rejection of {@link HashGate.run} because no slot and no queue place is free (→ 503, P-8)? */
+export function isHashBusy(error: unknown): boolean {
+  return error instanceof ServiceError && error.code === 'ERR_HASH_BUSY';
 }
 
 /** Creates a gate; its counters and queue live in the returned object only. */
@@ -65,7 +63,7 @@ export function createHashGate(options: HashGateOptions = {}): HashGate {
   return {
     run<T>(task: () => Promise<T>): Promise<T> {
       if (active < concurrency) return runNow(task); // the common case, without a queue's promise
-      if (waiting.length >= queueLimit) return Promise.reject(new GateFullError());
+      if (waiting.length >= queueLimit) return Promise.reject(new ServiceError('ERR_HASH_BUSY', 'too many password hashes in progress'));
       return new Promise<T>((resolve, reject) => {
         waiting.push(() => void runNow(task).then(resolve, reject));
       });

@@ -2,6 +2,7 @@
 // user-id, so it must survive both, and it must not hide characters a human
 // reading an admin list cannot see.
 
+import { isDotSegment } from '../http/path-segment.js';
 import { hasLoneSurrogate } from './prepare.js';
 
 /** Why a user name was refused; the first rule broken, in the order listed. */
@@ -13,7 +14,8 @@ export type NameViolation =
   | 'format-character' //    Unicode Cf: invisible or bidi controls (U+200B, U+202E, U+FEFF …)
   | 'forbidden-character' // '/' (path separator) or ':' (RFC 7617 §2: cannot be in a user-id)
   | 'surrounding-space' //   leading or trailing white space: "alice " would look like "alice"
-  | 'representation-suffix'; // ends in .json or .xml (any case): /user/{name}.json selects a format (R-1)
+  | 'representation-suffix' // ends in .json or .xml (any case): /user/{name}.json selects a format (R-1)
+  | 'dot-segment'; //         `.` or `..`: RFC 3986 removes such path segments, so /user/.. would mean /
 
 export type NameCheck = { ok: true; name: string } | { ok: false; violation: NameViolation };
 
@@ -39,14 +41,16 @@ export function checkUserName(name: string): NameCheck {
 }
 
 /**
- * `checkUserName` plus the rule that applies only to a name being created (U-2, amended
- * 2026-11-22): no `.json` / `.xml` ending in any case, since `/user/{name}.json` selects a
- * representation (R-1). Existing users with such a name keep working (lookups, logins, password
- * changes use `checkUserName`); their path is `/user/a%2Ejson`, whose dot is not an extension.
+ * `checkUserName` plus the rules that apply only to a name being created (U-2, amended): no
+ * `.json` / `.xml` ending in any case, since `/user/{name}.json` selects a representation (R-1),
+ * and not `.` or `..`, which RFC 3986 removes from a path. Existing users with such a name keep
+ * working (lookups, logins, password changes use `checkUserName`); their paths have the dots
+ * percent-encoded (`/user/a%2Ejson`, `/user/%2E%2E`: lib/http/path-segment.ts).
  */
 export function checkNewUserName(name: string): NameCheck {
   const check = checkUserName(name);
   if (check.ok && REPRESENTATION_SUFFIX.test(check.name)) return { ok: false, violation: 'representation-suffix' };
+  if (check.ok && isDotSegment(check.name)) return { ok: false, violation: 'dot-segment' };
   return check;
 }
 

@@ -3,7 +3,7 @@
 // least 112 bits may be stored with a plain cryptographic hash).
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { ServiceError } from '../errors.js';
-import type { ResetTokenRecord, Store, UserRecord } from './store.js';
+import type { ResetTokenRecord, Store, UserRecord } from '../store/store.js';
 
 export interface IssueOptions {
   /** Lifetime of the token. @default 15 minutes */

@@ -1,5 +1,5 @@
-// P-8 throttling: the policy and its state live in the store's throttle ledger (ledgers.ts, with
-// the file store's in ledger-file.ts and PostgreSQL's in postgres/); this file keeps what both
+// P-8 throttling: the policy and its state live in the store's throttle ledger (lib/store/ledgers.ts,
+// one per store: lib/store/file, memory, postgres); this file keeps what they all
 // share: the key an address is counted under.
 import { isIP } from 'node:net';
 

@@ -5,7 +5,7 @@ import { createDummyHash, hashPassword, needsRehash, verifyPassword, type Scrypt
 import { checkPasswordPolicy, type PolicyViolation } from './policy.js';
 import { preparePassword } from './prepare.js';
 import { hasLiveResetToken, issueResetToken } from './reset-tokens.js';
-import type { Store, UserRecord } from './store.js';
+import type { Store, UserRecord } from '../store/store.js';
 
 export type Role = 'user' | 'admin';
 export type ChangeVia = 'basic' | 'digest' | 'token' | 'form' | 'cli' | 'library';

@@ -112,13 +112,13 @@ test('P-10 vault: a key file readable by others is refused', { skip: !posix && '
 test('P-10 vault: a key file of the wrong size is refused, never overwritten', async (t) => {
   const keyPath = join(await tempDir(t), 'digest.key');
   await writeFile(keyPath, Buffer.alloc(16, 1), { mode: 0o600 });
-  await assert.rejects(openDigestVault(keyPath), /32 bytes/);
+  await assert.rejects(openDigestVault(keyPath), { name: 'ServiceError', code: 'ERR_DIGEST_KEY', message: /32 bytes/ });
   assert.equal((await readFile(keyPath)).length, 16);
 });
 
 test('P-10 vault: a directory where the key should be is refused', async (t) => {
   const dir = await tempDir(t);
-  await assert.rejects(openDigestVault(dir), /not a regular file/);
+  await assert.rejects(openDigestVault(dir), { name: 'ServiceError', code: 'ERR_DIGEST_KEY', message: /not a regular file/ });
 });
 
 test('P-10 vault: concurrent openers of a new key file agree on one key', async (t) => {

@@ -10,7 +10,7 @@ import { PROTOCOLS, request } from '../helpers/https.js';
 import { basic, testCertificate } from '../helpers/service.js';
 import { BIN, CURL_PROTOCOL_FLAG, curlSkip, exited, run, serve, serveInTemp } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
-import { openStore } from '../../lib/users/store.js';
+import { openStore } from '../../lib/store/open.js';
 
 const pkg = JSON.parse(await readFile(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string; bin: Record<string, string> };
 const FAST = ['--scrypt-ln', '10'];

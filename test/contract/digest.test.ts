@@ -7,7 +7,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { computeHA1, computeResponse, computeUserhash, createDigestAuth, type DigestAlgorithm } from '../../lib/auth/digest.js';
-import { openStore } from '../../lib/users/store.js';
+import { openStore } from '../../lib/store/open.js';
 import { CURL_PROTOCOL_FLAG, curlSkip, run, serveInTemp } from '../helpers/cli.js';
 import { PROTOCOLS } from '../helpers/https.js';
 import { basic, startService, type Started } from '../helpers/service.js';

@@ -161,7 +161,9 @@ test('A-1 user operations on the store', async (t) => {
   const { token, expiresAt } = await service.users.issueResetToken('frank');
   assert.match(token, /^[A-Za-z0-9_-]{43}$/);
   assert.ok(expiresAt.getTime() > Date.now());
-  assert.equal(await service.users.remove('frank'), true);
+  // A-11 (amended): the only admin goes only when forced.
+  await assert.rejects(service.users.remove('frank'), { code: 'ERR_LAST_ADMIN' });
+  assert.equal(await service.users.remove('frank', { force: true }), true);
   assert.equal(await service.users.remove('frank'), false);
 });
 
@@ -205,7 +207,7 @@ test('A-3 (amended) the exported negotiator takes any application\'s list: param
   assert.equal(lib.negotiate('application/vnd.example+json;version=2', offered), offered[2]);
   assert.deepEqual(lib.negotiateAll('application/vnd.example+json;q=0.5, */*;version=1', offered), [offered[1], offered[2]]);
   assert.equal(lib.createNegotiator(offered)(undefined), offered[1]);
-  assert.throws(() => lib.negotiate('*/*', ['application/*']), TypeError);
+  assert.throws(() => lib.negotiate('*/*', ['application/*']), { code: 'ERR_INVALID_ARGUMENT' });
   assert.equal(lib.negotiate('application/json;charset=utf-8', ['application/json']), undefined);
   const options: NegotiatorOptions = { charsetUtf8: true, cacheSize: 16 };
   assert.equal(lib.createNegotiator(['application/json'], options)('application/json;charset=utf-8'), 'application/json');
@@ -230,7 +232,7 @@ test('P-10 a library instance or CLI command without Digest leaves a Digest serv
   assert.equal((await off.users.list()).length, 1);
   await off.users.issueResetToken('kim');
   await off.close();
-  const { openStore } = await import('../../lib/users/store.js');
+  const { openStore } = await import('../../lib/store/open.js');
   const reopened = await openStore(store);
   assert.notEqual((await reopened.get('kim'))?.digest, undefined);
   await reopened.close();

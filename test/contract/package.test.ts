@@ -21,10 +21,10 @@ test('npm pack gives the compiled library, types and the command, and nothing el
   assert.ok(info);
   const files = info.files.map((f) => f.path).sort();
   for (const f of files) {
-    assert.match(f, /^(package\.json|README\.md|LICENSE|SECURITY\.md|docs\/CONTRACT\.md|(certs|assets)\/README\.md|dist\/(lib|bin)\/.+\.(js|d\.ts)|dist\/assets\/.+)$/, f);
+    assert.match(f, /^(package\.json|README\.md|LICENSE|SECURITY\.md|docs\/[a-z/-]+\.md|docs\/CONTRACT\.md|(certs|assets)\/README\.md|dist\/(lib|bin)\/.+\.(js|d\.ts)|dist\/assets\/.+)$/, f);
   }
   // H-6: the documents the README and SECURITY.md link to ship with them.
-  for (const must of ['dist/bin/httpskit.js', 'dist/lib/index.js', 'dist/lib/index.d.ts', 'dist/assets/common-passwords.txt', 'package.json', 'README.md', 'SECURITY.md', 'docs/CONTRACT.md', 'certs/README.md', 'assets/README.md']) {
+  for (const must of ['dist/bin/httpskit.js', 'dist/lib/index.js', 'dist/lib/index.d.ts', 'dist/assets/common-passwords.txt', 'package.json', 'README.md', 'SECURITY.md', 'docs/CONTRACT.md', 'docs/reference/api.md', 'docs/guides/passwords-and-users.md', 'certs/README.md', 'assets/README.md']) {
     assert.ok(files.includes(must), must);
   }
   assert.ok(!files.some((f) => f.startsWith('test/') || f.startsWith('lib/') || f.endsWith('.ts') && !f.endsWith('.d.ts')));

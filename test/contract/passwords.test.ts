@@ -278,7 +278,7 @@ test('U-3 a hash below the configured cost is upgraded at the next successful lo
   await weak.service.users.add('alice', ALICE_PW);
   await weak.service.close();
   const strong = await startService(t, { store: weak.store, scrypt: { ln: 11, r: 8, p: 1 } });
-  const { openStore } = await import('../../lib/users/store.js');
+  const { openStore } = await import('../../lib/store/open.js');
   const before = await openStore(weak.store);
   assert.match((await before.get('alice'))?.hash ?? '', /^\$scrypt\$ln=10,r=8,p=1\$/);
   await before.close();

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { computeHA1, computeResponse } from '../../lib/auth/digest.js';
 import { hashPassword, verifyPassword } from '../../lib/users/password-hash.js';
-import { openPostgresStore } from '../../lib/users/postgres/postgres-store.js';
+import { openPostgresStore } from '../../lib/store/postgres/postgres-store.js';
 import { exited, run, serve } from '../helpers/cli.js';
 import { startForwardingProxy } from '../helpers/forwarding-proxy.js';
 import { request, type Response } from '../helpers/https.js';

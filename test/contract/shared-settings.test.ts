@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { createService } from '../../lib/index.js';
-import { openPostgresStore } from '../../lib/users/postgres/postgres-store.js';
+import { openPostgresStore } from '../../lib/store/postgres/postgres-store.js';
 import { run } from '../helpers/cli.js';
 import { testPostgres } from '../helpers/postgres.js';
 import { FAST_SCRYPT, testCertificate } from '../helpers/service.js';

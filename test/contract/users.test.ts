@@ -9,7 +9,7 @@ import { execFile } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { openStore } from '../../lib/users/store.js';
+import { openStore } from '../../lib/store/open.js';
 import { hashPassword } from '../../lib/users/password-hash.js';
 import { basic, FAST_SCRYPT, startService, type Started } from '../helpers/service.js';
 import { tempDir } from '../helpers/tmp.js';

@@ -10,6 +10,10 @@ const paths: ReadonlyArray<readonly [name: string, path: string]> = [
   // U-2: a kept name that ends like an extension gets that dot encoded, so the path names it.
   ['a.json', '/user/a%2Ejson'],
   ['a.b.XML', '/user/a.b%2EXML'],
+  // U-2 (amended 2026-11-27): a kept dot-only name has its dots encoded (RFC 3986 would drop the segment).
+  ['.', '/user/%2E'],
+  ['..', '/user/%2E%2E'],
+  ['...', '/user/...'],
 ];
 
 for (const [name, path] of paths) {

@@ -24,6 +24,8 @@ export interface RequestInit {
   readonly servername?: string;
   /** Skip the H-4 check of the response against the OpenAPI document (for servers other than ours). */
   readonly unchecked?: boolean;
+  /** The document the response is checked against (A-12: the service's own, `service.openapi()`). */
+  readonly openapi?: object;
   /** HTTPS only: 'h2' speaks HTTP/2 (ALPN h2, node:http2's client). @default 'h1' */
   readonly protocol?: Protocol;
 }
@@ -64,7 +66,7 @@ export function request(url: string, init: RequestInit = {}): Promise<Response> 
 /** Resolves with the response once it matches the OpenAPI document (H-4), over either protocol. */
 function settle(response: Response, u: URL, init: RequestInit, resolve: (r: Response) => void, reject: (e: unknown) => void): void {
   try {
-    if (init.unchecked !== true) checkAgainstOpenApi(init.method ?? 'GET', u, response);
+    if (init.unchecked !== true) checkAgainstOpenApi(init.method ?? 'GET', u, response, init.openapi);
   } catch (error) {
     reject(error);
     return;

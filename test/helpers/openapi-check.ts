@@ -5,8 +5,7 @@
 // does not describe may only be refused: 400, 404, 405, 414 or 431, as a problem document.
 import { AssertionError } from 'node:assert';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
-import { openApiDocument } from '../../lib/ops/openapi.js';
-import { packageVersion } from '../../lib/package-version.js';
+import { createService } from '../../lib/service.js';
 
 type Node = { readonly [key: string]: unknown };
 
@@ -20,17 +19,34 @@ const REFUSALS = new Set([400, 404, 405, 414, 431]);
 const PROBLEM_TYPES = new Set(['application/problem+json', 'application/json', 'application/problem+xml', 'application/xml']);
 const DOCUMENT_ID = 'https://httpskit.invalid/openapi.json';
 
-interface Checker {
+export interface Checker {
   check(method: string, url: URL, response: CheckedResponse): void;
 }
 
 // Made when the helpers are imported: ajv's first compilation, during a test, would put a few
-// hundred milliseconds into the first response a timing-sensitive test awaits.
-const checker = createChecker(openApiDocument(packageVersion() ?? '0.0.0'));
+// hundred milliseconds into the first response a timing-sensitive test awaits. The default is the
+// document of a service with every optional route on (P-12, H-5); a service's own is checked
+// with its own document (A-12: `openapi` in RequestInit, which startService passes).
+const defaultDocument = createService({ store: '/nonexistent/httpskit-openapi-check.json', log: false, onResetToken: () => {}, metricsPort: 9464 }).openapi();
+const checkers = new WeakMap<object, Checker>();
+// Services started with the same options describe themselves alike: one checker (one ajv) serves them.
+const byText = new Map<string, Checker>();
+checkerOf(defaultDocument);
 
-/** Throws an AssertionError naming what the document does not describe. */
-export function checkAgainstOpenApi(method: string, url: URL, response: CheckedResponse): void {
-  checker.check(method, url, response);
+function checkerOf(document: object): Checker {
+  let checker = checkers.get(document);
+  if (checker === undefined) {
+    const text = JSON.stringify(document);
+    checker = byText.get(text);
+    if (checker === undefined) byText.set(text, (checker = createChecker(document as Node)));
+    checkers.set(document, checker);
+  }
+  return checker;
+}
+
+/** Throws an AssertionError naming what `document` (default: every optional route on) does not describe. */
+export function checkAgainstOpenApi(method: string, url: URL, response: CheckedResponse, document: object = defaultDocument): void {
+  checkerOf(document).check(method, url, response);
 }
 
 export function createChecker(document: Node): Checker {
@@ -64,7 +80,7 @@ export function createChecker(document: Node): Checker {
 
   return {
     check(method, url, response) {
-      const path = trimSlash(url.pathname);
+      const path = normalizePath(trimSlash(url.pathname));
       const what = `${method} ${url.pathname}${url.search} → ${response.status}`;
       const fail = (message: string): never => {
         throw new AssertionError({ message: `OpenAPI (H-4): ${what}: ${message}` });
@@ -114,6 +130,19 @@ function validate(validator: ValidateFunction, body: string, fail: (message: str
 function mediaType(header: string | string[] | undefined): string | undefined {
   if (typeof header !== 'string') return undefined;
   return (header.split(';')[0] as string).trim().toLowerCase();
+}
+
+/**
+ * The path as the router reads it: percent-encoded unreserved characters are those characters
+ * (RFC 3986 §6.2.2.2), and an extension is case-insensitive (N-8): `/api/some%74hing.XML` is
+ * `/api/something.xml`.
+ */
+function normalizePath(path: string): string {
+  const decoded = path.replace(/%([0-9A-Fa-f]{2})/g, (escape, hex: string) => {
+    const c = String.fromCharCode(parseInt(hex, 16));
+    return /[A-Za-z0-9._~-]/.test(c) ? c : escape;
+  });
+  return decoded.replace(/\.(json|xml)$/i, (ext) => ext.toLowerCase());
 }
 
 /** N-8: one trailing slash is ignored, on both sides. */

@@ -19,6 +19,8 @@ export const FAST_SCRYPT = { ln: 10, r: 8, p: 1 } as const;
 export interface Started {
   readonly url: string;
   readonly httpUrl: string | undefined;
+  /** The metrics listener's URL (with metricsPort: 0). */
+  readonly metricsUrl: string | undefined;
   readonly service: Service;
   readonly dir: string;
   readonly store: string;
@@ -61,20 +63,21 @@ export async function startService(t: TestContext, options: ServiceOptions = {},
       await removeTempDir(dir);
     }
   });
-  const { url, httpUrl } = await service.listen();
+  const { url, httpUrl, metricsUrl } = await service.listen();
   return {
     url,
     httpUrl,
+    metricsUrl,
     service,
     dir,
     store,
     logs,
     ca: cert,
     protocol,
-    fetch: (path, init = {}) => request(url + path, { ca: cert, protocol, ...init }),
+    fetch: (path, init = {}) => request(url + path, { ca: cert, protocol, openapi: service.openapi(), ...init }),
     fetchPlain: (path, init = {}) => {
       if (httpUrl === undefined) throw new Error('no plain-HTTP listener: pass httpPort: 0');
-      return request(httpUrl + path, init);
+      return request(httpUrl + path, { openapi: service.openapi(), ...init });
     },
   };
 }

@@ -5,6 +5,10 @@ import Negotiator from 'negotiator';
 import { MAX_ACCEPT_ENTRIES, MAX_ACCEPT_LENGTH, parseAccept } from '../../lib/negotiate/accept.js';
 import type { MediaRange } from '../../lib/negotiate/accept.js';
 import { createNegotiator, negotiate, negotiateAll } from '../../lib/negotiate/negotiate.js';
+import { ServiceError } from '../../lib/errors.js';
+
+/** A-11: a wrong argument is a ServiceError ERR_INVALID_ARGUMENT, not a TypeError. */
+const INVALID_ARGUMENT = (error: unknown) => error instanceof ServiceError && error.code === 'ERR_INVALID_ARGUMENT';
 
 const OFFERED = ['application/json', 'application/xml', 'text/xml'] as const;
 /** The service's options (N-2): its representations are sent as UTF-8. */
@@ -156,19 +160,19 @@ test('N-3 negotiate: ranges built by hand work too', () => {
 test('negotiate: programmer errors are loud', () => {
   const wildcards: ReadonlyArray<readonly string[]> = [['*/*'], ['text/*'], ['*/xml'], ['application/json', 'TEXT/*;level=1'], [' */* ']];
   for (const offered of wildcards) {
-    assert.throws(() => negotiate('*/*', offered), TypeError, JSON.stringify(offered));
-    assert.throws(() => negotiateAll('*/*', offered), TypeError, JSON.stringify(offered));
-    assert.throws(() => createNegotiator(offered), TypeError, JSON.stringify(offered));
+    assert.throws(() => negotiate('*/*', offered), INVALID_ARGUMENT, JSON.stringify(offered));
+    assert.throws(() => negotiateAll('*/*', offered), INVALID_ARGUMENT, JSON.stringify(offered));
+    assert.throws(() => createNegotiator(offered), INVALID_ARGUMENT, JSON.stringify(offered));
   }
-  assert.throws(() => negotiate('*/*', 'application/json' as unknown as string[]), TypeError);
-  assert.throws(() => negotiate('*/*', [42] as unknown as string[]), TypeError);
-  assert.throws(() => negotiate('*/*', OFFERED, { charsetUTF8: true } as never), TypeError, 'unknown option (a typo)');
-  assert.throws(() => negotiate('*/*', OFFERED, { cacheSize: 1 } as never), TypeError, 'cacheSize is for createNegotiator');
-  assert.throws(() => negotiate('*/*', OFFERED, { charsetUtf8: 'yes' } as never), TypeError);
-  assert.throws(() => createNegotiator(OFFERED, { charsetUtf8: 1 } as never), TypeError);
-  assert.throws(() => negotiate([{ type: '*', subtype: '*', q: 2, position: 0, params: new Map() }], OFFERED), TypeError);
-  assert.throws(() => negotiate([{ type: '*', subtype: '*', q: Number.NaN, position: 0, params: new Map() }], OFFERED), TypeError);
-  for (const cacheSize of [-1, 1.5, Number.NaN, 1e9]) assert.throws(() => createNegotiator(OFFERED, { cacheSize }), TypeError, String(cacheSize));
+  assert.throws(() => negotiate('*/*', 'application/json' as unknown as string[]), INVALID_ARGUMENT);
+  assert.throws(() => negotiate('*/*', [42] as unknown as string[]), INVALID_ARGUMENT);
+  assert.throws(() => negotiate('*/*', OFFERED, { charsetUTF8: true } as never), INVALID_ARGUMENT, 'unknown option (a typo)');
+  assert.throws(() => negotiate('*/*', OFFERED, { cacheSize: 1 } as never), INVALID_ARGUMENT, 'cacheSize is for createNegotiator');
+  assert.throws(() => negotiate('*/*', OFFERED, { charsetUtf8: 'yes' } as never), INVALID_ARGUMENT);
+  assert.throws(() => createNegotiator(OFFERED, { charsetUtf8: 1 } as never), INVALID_ARGUMENT);
+  assert.throws(() => negotiate([{ type: '*', subtype: '*', q: 2, position: 0, params: new Map() }], OFFERED), INVALID_ARGUMENT);
+  assert.throws(() => negotiate([{ type: '*', subtype: '*', q: Number.NaN, position: 0, params: new Map() }], OFFERED), INVALID_ARGUMENT);
+  for (const cacheSize of [-1, 1.5, Number.NaN, 1e9]) assert.throws(() => createNegotiator(OFFERED, { cacheSize }), INVALID_ARGUMENT, String(cacheSize));
 });
 
 test('N-2 createNegotiator: cached answers stay right while the cache churns', () => {
@@ -263,17 +267,17 @@ for (const [accept, ours, theirs, reason] of differences) {
 
 // Where the library differs from negotiator's mediaTypes(list), options off (README, "Content
 // negotiation on its own"); each row: header, offered, our ranking, negotiator's, reason.
-const libraryDifferences: ReadonlyArray<readonly [accept: string | undefined, offered: readonly string[], ours: readonly string[] | 'TypeError', theirs: readonly string[], reason: string]> = [
+const libraryDifferences: ReadonlyArray<readonly [accept: string | undefined, offered: readonly string[], ours: readonly string[] | 'refused', theirs: readonly string[], reason: string]> = [
   ['text/html;level=1;foo=bar;q=0, text/html;level=1', ['text/html;level=1;foo=bar', 'text/html;level=1'], ['text/html;level=1'], ['text/html;level=1;foo=bar', 'text/html;level=1'], 'RFC 9110 §12.5.1: more parameters are more specific, so the q=0 range decides'],
   ['application/vnd.example+json;version=V2', ['application/vnd.example+json;version=v2'], [], ['application/vnd.example+json;version=v2'], 'RFC 9110 §5.6.6: parameter values keep their case (charset excepted)'],
   ['text/html;level=*', ['text/html;level=1'], [], ['text/html;level=1'], 'a "*" parameter value is a value, not a wildcard'],
-  [undefined, ['text/html', 'application/*'], 'TypeError', ['application/*', 'text/html'], 'an offer is a concrete type'],
+  [undefined, ['text/html', 'application/*'], 'refused', ['application/*', 'text/html'], 'an offer is a concrete type'],
   ['*/*', ['text/html;level', 'text/html;q=0.5', 'text/html, text/plain', ' text/html', 'text/plain'], ['text/plain'], ['text/html;level', 'text/html;q=0.5', 'text/html, text/plain', ' text/html', 'text/plain'], 'malformed offered types are skipped'],
 ];
 
 for (const [accept, offered, ours, theirs, reason] of libraryDifferences) {
   test(`A-3 documented difference from negotiator (library): ${JSON.stringify(accept)} × ${JSON.stringify(offered)}: ${reason}`, () => {
-    if (ours === 'TypeError') assert.throws(() => negotiateAll(accept, offered), TypeError);
+    if (ours === 'refused') assert.throws(() => negotiateAll(accept, offered), INVALID_ARGUMENT);
     else assert.deepEqual(negotiateAll(accept, offered), ours);
     assert.deepEqual(new Negotiator({ headers: accept === undefined ? {} : { accept } }).mediaTypes([...offered]), theirs, 'negotiator changed: revisit this row');
   });

@@ -9,6 +9,10 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import Negotiator from 'negotiator';
 import { createNegotiator, negotiate, negotiateAll } from '../../lib/negotiate/negotiate.js';
+import { ServiceError } from '../../lib/errors.js';
+
+/** A-11: a wrong argument is a ServiceError ERR_INVALID_ARGUMENT, not a TypeError. */
+const INVALID_ARGUMENT = (error: unknown) => error instanceof ServiceError && error.code === 'ERR_INVALID_ARGUMENT';
 
 const NEG_ONE = 'negotiator test/mediaType.js › negotiator.mediaType(array)';
 const NEG_ALL = 'negotiator test/mediaType.js › negotiator.mediaTypes(array)';
@@ -130,7 +134,7 @@ test('A-3 peer vectors: transcribed right (the negotiator package passes its own
 test(`A-3 peer case, the one exception: ${ACCEPTS} › with no valid types › when Accept is not populated › should return the first type`, () => {
   // accepts answers 'text/html' for ['text/html', 'text/plain', 'image/jpeg', 'application/*']: we refuse
   // the list, since a wildcard is a range a client sends, not a type a server can send.
-  assert.throws(() => negotiate(undefined, ['text/html', 'text/plain', 'image/jpeg', 'application/*']), TypeError);
+  assert.throws(() => negotiate(undefined, ['text/html', 'text/plain', 'image/jpeg', 'application/*']), INVALID_ARGUMENT);
   assert.equal(negotiate(undefined, ['text/html', 'text/plain', 'image/jpeg']), 'text/html', 'without the wildcard: the first type');
 });
 

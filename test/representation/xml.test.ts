@@ -5,6 +5,10 @@ import { toXml, encodeXmlName, decodeXmlName } from '../../lib/representation/xm
 import type { XmlOptions } from '../../lib/representation/xml.js';
 import { parseXml, parseXmlDocument } from '../helpers/xml-parse.js';
 import type { XmlElement } from '../helpers/xml-parse.js';
+import { ServiceError } from '../../lib/errors.js';
+
+/** A-11: a wrong argument is a ServiceError ERR_INVALID_ARGUMENT, not a TypeError. */
+const INVALID_ARGUMENT = (error: unknown) => error instanceof ServiceError && error.code === 'ERR_INVALID_ARGUMENT';
 
 const DECL = '<?xml version="1.0" encoding="UTF-8"?>';
 const XSI = 'http://www.w3.org/2001/XMLSchema-instance';
@@ -282,7 +286,7 @@ const badOptions: ReadonlyArray<readonly [label: string, options: unknown]> = [
 
 for (const [label, options] of badOptions) {
   test(`options: ${label} is a TypeError`, () => {
-    assert.throws(() => toXml({}, options as XmlOptions), TypeError);
+    assert.throws(() => toXml({}, options as XmlOptions), INVALID_ARGUMENT);
   });
 }
 
@@ -291,8 +295,8 @@ test('options: reserved-but-well-formed names are accepted for root and itemName
 });
 
 test('encodeXmlName / decodeXmlName refuse non-strings', () => {
-  assert.throws(() => encodeXmlName(1 as unknown as string), TypeError);
-  assert.throws(() => decodeXmlName(undefined as unknown as string), TypeError);
+  assert.throws(() => encodeXmlName(1 as unknown as string), INVALID_ARGUMENT);
+  assert.throws(() => decodeXmlName(undefined as unknown as string), INVALID_ARGUMENT);
 });
 
 // --- E-1: the problem document --------------------------------------------------------------------
@@ -521,8 +525,8 @@ for (const [label, value, expected] of unwrapped) {
 }
 
 test('R-3: unwrap refuses an element name that is not an NCName', () => {
-  assert.throws(() => toXml({}, { unwrap: { users: 'a:b' } }), TypeError);
-  assert.throws(() => toXml({}, { unwrap: { users: '' } }), TypeError);
+  assert.throws(() => toXml({}, { unwrap: { users: 'a:b' } }), INVALID_ARGUMENT);
+  assert.throws(() => toXml({}, { unwrap: { users: '' } }), INVALID_ARGUMENT);
 });
 
 test('toXml options of a root alone are checked on every call (the resolved ones are reused only for valid roots)', () => {

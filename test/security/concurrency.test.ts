@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { verifyPassword } from '../../lib/users/password-hash.js';
-import { openStore } from '../../lib/users/store.js';
+import { openStore } from '../../lib/store/open.js';
 import { PROTOCOLS } from '../helpers/https.js';
 import { basic, startService } from '../helpers/service.js';
 

@@ -13,7 +13,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { createService } from '../../lib/index.js';
 import { verifyPassword } from '../../lib/users/password-hash.js';
-import { openStore } from '../../lib/users/store.js';
+import { openStore } from '../../lib/store/open.js';
 import { PROTOCOLS } from '../helpers/https.js';
 import { basic, FAST_SCRYPT, startService, testCertificate } from '../helpers/service.js';
 import { tempDir } from '../helpers/tmp.js';
@@ -114,7 +114,7 @@ for (const protocol of PROTOCOLS) test(`U-1 SIGKILL at ${RUNS[protocol]} random 
 });
 
 // Failure injection at the file level: the store's journal appends go through a FileHandle opened
-// 'r+' on `<store>.journal` (lib/users/store-replica.ts). Wrapping fs/promises.open lets one write or
+// 'r+' on `<store>.journal` (lib/store/file/replica.ts). Wrapping fs/promises.open lets one write or
 // one fsync of that handle fail, as a full disk (ENOSPC) or a failing device (EIO) would.
 type Fault = 'write' | 'datasync';
 const faults: { armed: Fault | undefined } = { armed: undefined };

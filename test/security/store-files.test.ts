@@ -12,7 +12,7 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createService } from '../../lib/index.js';
-import { openStore } from '../../lib/users/store.js';
+import { openStore } from '../../lib/store/open.js';
 import { BIN, exited, run, serve } from '../helpers/cli.js';
 import { request } from '../helpers/https.js';
 import { basic, FAST_SCRYPT, testCertificate } from '../helpers/service.js';

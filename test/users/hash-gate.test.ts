@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { GateFullError, createHashGate } from '../../lib/users/hash-gate.js';
+import { ServiceError } from '../../lib/errors.js';
+import { createHashGate, isHashBusy } from '../../lib/users/hash-gate.js';
 import type { HashGateOptions } from '../../lib/users/hash-gate.js';
 
 interface Deferred<T> {
@@ -33,8 +34,9 @@ test('P-8: at most `concurrency` tasks run; then up to `queueLimit` wait; then r
   assert.equal(gate.queued, 1);
 
   await assert.rejects(gate.run(async () => 'never'), (error: unknown) => {
-    assert.ok(error instanceof GateFullError);
-    assert.equal(error.code, 'ERR_GATE_FULL');
+    assert.ok(error instanceof ServiceError);
+    assert.equal(error.code, 'ERR_HASH_BUSY');
+    assert.ok(isHashBusy(error));
     return true;
   });
 
@@ -83,7 +85,7 @@ test('P-8: queueLimit 0 refuses as soon as every slot is busy', async () => {
   const gate = createHashGate({ concurrency: 1, queueLimit: 0 });
   const busy = deferred<void>();
   const running = gate.run(() => busy.promise);
-  await assert.rejects(gate.run(async () => undefined), { code: 'ERR_GATE_FULL' });
+  await assert.rejects(gate.run(async () => undefined), { code: 'ERR_HASH_BUSY' });
   busy.resolve();
   await running;
   await settle();
@@ -120,7 +122,7 @@ test('P-8: by default the bound is the libuv pool size (UV_THREADPOOL_SIZE or 4)
     await settle();
     assert.equal(gate.active, expected, `active with UV_THREADPOOL_SIZE=${String(env)}`);
     assert.equal(gate.queued, expected * 4);
-    await assert.rejects(gate.run(async () => undefined), GateFullError);
+    await assert.rejects(gate.run(async () => undefined), { name: 'ServiceError', code: 'ERR_HASH_BUSY' });
     block.resolve();
     await Promise.all(runs);
   }

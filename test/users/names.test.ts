@@ -56,6 +56,11 @@ const creation: ReadonlyArray<readonly [label: string, input: string, expected: 
   ['.jsonl', 'a.jsonl', ok('a.jsonl')],
   ['.yaml (not a representation)', 'a.yaml', ok('a.yaml')],
   ['a dot elsewhere', 'j.doe', ok('j.doe')],
+  // U-2 amendment (2026-11-27): RFC 3986 removes these path segments.
+  ['is "."', '.', no('dot-segment')],
+  ['is ".."', '..', no('dot-segment')],
+  ['is "..."', '...', ok('...')],
+  ['is ". ." (not a dot segment)', '. .', ok('. .')],
   ['NFD input is normalised first', 'e\u0301.txt', ok('\u00e9.txt')],
 ];
 

@@ -1,3 +1,5 @@
+// lib/users/reset-tokens.ts on a file store. Single use across instances and expiry are the
+// conformance suite's (test/store/conformance.ts), on every store.
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
@@ -5,7 +7,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { consumeResetToken, issueResetToken } from '../../lib/users/reset-tokens.js';
-import { openStore, type Store, type UserRecord } from '../../lib/users/store.js';
+import { openStore, type Store, type UserRecord } from '../../lib/store/open.js';
 
 const MINUTE = 60_000;
 
@@ -43,48 +45,6 @@ test('P-9: issuing for an unknown user is ERR_USER_NOT_FOUND and writes nothing'
   const before = await readFile(`${path}.journal`);
   await assert.rejects(issueResetToken(store, 'bob'), { code: 'ERR_USER_NOT_FOUND' });
   assert.deepEqual(await readFile(`${path}.journal`), before);
-});
-
-test('P-9: a token is single use', async (t) => {
-  const { store } = await storeWith(t, 'alice');
-  const { token } = await issueResetToken(store, 'alice');
-  assert.equal(await consumeResetToken(store, 'alice', token), true);
-  assert.equal(await consumeResetToken(store, 'alice', token), false);
-  assert.deepEqual((await store.get('alice'))?.resetTokens, []);
-});
-
-test('P-9: two concurrent consumes of one token: exactly one succeeds (same and separate Store instances)', async (t) => {
-  const { store, path } = await storeWith(t, 'alice');
-  const { token } = await issueResetToken(store, 'alice');
-  const results = await Promise.all([consumeResetToken(store, 'alice', token), consumeResetToken(store, 'alice', token)]);
-  assert.deepEqual(results.sort(), [false, true]);
-
-  const second = await openStore(path);
-  t.after(() => second.close());
-  const again = await issueResetToken(store, 'alice');
-  const across = await Promise.all([consumeResetToken(store, 'alice', again.token), consumeResetToken(second, 'alice', again.token)]);
-  assert.deepEqual(across.sort(), [false, true]);
-});
-
-test('P-9: a token expires at expiresAt (fake clock), and expired tokens are pruned when touched', async (t) => {
-  const { store } = await storeWith(t, 'alice');
-  let now = 0;
-  const clock = { now: () => now };
-  const { token, expiresAt } = await issueResetToken(store, 'alice', { ...clock, ttlMs: 10 * MINUTE });
-  assert.equal(expiresAt, 10 * MINUTE);
-  const unused = await issueResetToken(store, 'alice', clock);
-
-  now = expiresAt - 1;
-  const { token: late } = await issueResetToken(store, 'alice', { ...clock, ttlMs: 1 });
-  now = expiresAt;
-  assert.equal(await consumeResetToken(store, 'alice', token, clock), false, 'dead from expiresAt on');
-  assert.equal(await consumeResetToken(store, 'alice', late, clock), false);
-  assert.deepEqual(
-    (await store.get('alice'))?.resetTokens?.map((r) => r.expiresAt),
-    [unused.expiresAt],
-    'the expired ones are gone',
-  );
-  assert.equal(await consumeResetToken(store, 'alice', unused.token, clock), true);
 });
 
 test('P-9: a token works for its own user only', async (t) => {

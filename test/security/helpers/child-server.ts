@@ -1,7 +1,7 @@
 // The service in a child process (test/security/fixtures/listener-server.ts), so a test can watch
 // it from outside: its open descriptors in /proc, its limits (`ulimit -n`), its exit.
 import { spawn } from 'node:child_process';
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
@@ -22,6 +22,10 @@ export interface ChildServer {
   readonly ca: string;
   /** How many descriptors the child has open right now. */
   descriptors(): number;
+  /** The child's resident set size right now, in MiB (/proc/<pid>/status). */
+  rssMiB(): number;
+  /** Asks the child for a full garbage collection (started with `exposeGc`); resolves shortly after. */
+  collectGarbage(): Promise<void>;
   /** Everything the child wrote to stderr so far. */
   stderr(): string;
   /** True until the child has exited. */
@@ -30,16 +34,18 @@ export interface ChildServer {
 
 /**
  * Starts the service in a child process with `options` (JSON-compatible ones only) on a store in
- * `dir`; `fdLimit` runs it under `ulimit -n`. Killed after the test.
+ * `dir`; `fdLimit` runs it under `ulimit -n`. `bigBytes` adds a resource /api/big of about that
+ * many bytes; `exposeGc` lets collectGarbage() tell memory still held from garbage an idle
+ * process has not collected yet (fixtures/listener-server.ts). Killed after the test.
  */
 export async function startChildServer(
   t: { after: (fn: () => unknown) => void },
   dir: string,
-  options: ServiceOptions = {},
-  { fdLimit }: { fdLimit?: number } = {},
+  options: ServiceOptions & { readonly bigBytes?: number } = {},
+  { fdLimit, exposeGc = false }: { fdLimit?: number; exposeGc?: boolean } = {},
 ): Promise<ChildServer> {
   const { cert, key } = testCertificate();
-  const args = ['--import', 'tsx', SERVER, JSON.stringify({ store: join(dir, 'users.json'), cert, key, ...options })];
+  const args = [...(exposeGc ? ['--expose-gc'] : []), '--import', 'tsx', SERVER, JSON.stringify({ store: join(dir, 'users.json'), cert, key, ...options })];
   const child =
     fdLimit === undefined
       ? spawn(process.execPath, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] })
@@ -68,6 +74,11 @@ export async function startChildServer(
     port: Number(new URL(url).port),
     ca: cert,
     descriptors: () => readdirSync(`/proc/${pid}/fd`).length,
+    rssMiB: () => Number(/^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? NaN) / 1024,
+    collectGarbage: async () => {
+      child.kill('SIGUSR2');
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    },
     stderr: () => stderr,
     alive: () => !exited,
   };

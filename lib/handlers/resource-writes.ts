@@ -1,0 +1,158 @@
+// A-5 / A-6 / A-7: the writes of an embedder's resource: POST /api/<name>, and PUT, PATCH and
+// DELETE /api/<name>/<id>. Every answer with a value goes through the representation path's own
+// serializer, ETag and headers (representValue), chosen before anything is done (406 first).
+// Order: the answer's representation (406), the body's type (415), the write's conditions'
+// presence (428), the body (413, 400), its check (422); then, one write per item at a time, the
+// current value, If-Match / If-None-Match against it (412), and the method.
+import type { RequestContext } from '../http/context.js';
+import type { Handler } from '../http/dispatch.js';
+import { requirePreconditions } from '../http/preconditions.js';
+import { HttpError, problem } from '../http/problem.js';
+import type { Reply } from '../http/reply.js';
+import { strongEtag } from '../representation/etag.js';
+import type { Selector } from '../representation/select.js';
+import { noSuchItem, type ServedResource } from '../resources/definition.js';
+import { createKeyedLock } from '../resources/item-lock.js';
+import { bareSegment } from '../http/path-segment.js';
+import { readJsonBody } from '../http/json-body.js';
+import { applyMergePatch } from '../resources/merge-patch.js';
+import type { Caller, Created, ResourceDefinition } from '../resources/resource.js';
+import { createTargetMemo, ItemLoaderContext, LoaderContext, representationEtags, representValue, searchOf, selectFor, type Target } from './representation.js';
+
+export interface ResourceWriteOptions {
+  readonly resource: ServedResource;
+  readonly selector: Selector;
+  readonly authenticate: (ctx: RequestContext) => Promise<Caller>;
+  /** A-9: the mount prefix of the URLs written (Location, Content-Location, Link). @default '' */
+  readonly basePath?: string;
+}
+
+export interface ResourceWriteHandlers {
+  readonly post?: Handler;
+  readonly put?: Handler;
+  readonly patch?: Handler;
+  readonly delete?: Handler;
+}
+
+const NO_CONTENT: Reply = { status: 204, headers: { 'cache-control': 'no-store' } };
+const JSON_TYPES = ['application/json'] as const;
+const MERGE_PATCH_TYPES = ['application/merge-patch+json'] as const;
+// The answers carry the ETag a client sends back in If-Match: the same tag a GET gives.
+const etagOf = strongEtag;
+
+/** The write handlers a definition's methods call for; none for a plain loader. */
+export function createResourceWriteHandlers(o: ResourceWriteOptions): ResourceWriteHandlers {
+  const { resource, selector, authenticate } = o;
+  const def: ResourceDefinition | undefined = resource.definition;
+  if (def === undefined) return {};
+  const { name, check, maxBodyBytes, requireConditional } = resource;
+  const shape = { root: resource.itemRoot };
+  const basePath = o.basePath ?? '';
+  const itemBase = `${basePath}/api/${name}/`;
+  const collectionTargets = createTargetMemo(`${basePath}/api/`);
+  const itemTargets = createTargetMemo(itemBase);
+  const lock = createKeyedLock();
+  const item = def.item;
+  const getItem = item?.get;
+
+  const targetOf = (memo: (key: string) => Target, segment: string, ctx: RequestContext): Target =>
+    memo(ctx.rawQuery === undefined ? segment : `${segment}?${ctx.rawQuery}`);
+
+  /** A-7 / RFC 6585: a resource that asks for them refuses a write without If-Match or If-None-Match. */
+  const requireConditions = (ctx: RequestContext): void => {
+    if (!requireConditional || ctx.headers['if-match'] !== undefined || ctx.headers['if-none-match'] !== undefined) return;
+    throw new HttpError(
+      problem(428, 'precondition-required', { detail: 'This resource takes writes only with If-Match (the ETag you read) or If-None-Match: * (to create).' }),
+    );
+  };
+
+  /**
+   * The item's current value (undefined when there is none), with E-4 / A-7 evaluated against it:
+   * If-Match names the strong ETag of any representation, If-None-Match: * holds only when there is
+   * none; If-Unmodified-Since is ignored (items carry no modification date, RFC 9110 §13.1.4).
+   */
+  const current = async (ctx: RequestContext, target: Target, context: ItemLoaderContext): Promise<{ readonly exists: boolean; readonly value: unknown }> => {
+    if (getItem === undefined) return { exists: false, value: undefined };
+    const value = await getItem.call(item, target.name, searchOf(target.pairs), context);
+    const exists = value !== undefined;
+    requirePreconditions(ctx.method, ctx.headers, { exists, etags: exists ? representationEtags(shape, value) : [] });
+    return { exists, value };
+  };
+
+  const answer = (status: number, target: Target, selection: ReturnType<typeof selectFor>, value: unknown, location?: string): Reply =>
+    value === undefined ? NO_CONTENT : representValue(status, target, selection, shape, value, etagOf, location === undefined ? {} : { location });
+
+  const handlers: { post?: Handler; put?: Handler; patch?: Handler; delete?: Handler } = {};
+
+  const post = def.post;
+  if (post !== undefined) {
+    handlers.post = async (ctx, params) => {
+      const selection = selectFor(selector, targetOf(collectionTargets, params['resource'] ?? '', ctx), ctx.headers.accept);
+      const body = await readJsonBody(ctx, { limit: maxBodyBytes, types: JSON_TYPES, acceptHeader: 'accept-post' });
+      const checked = await check(body);
+      const created = createdOf(await post.call(def, checked, new LoaderContext(name, ctx, authenticate)), name);
+      const segment = bareSegment(String(created.id));
+      // The body is the new item: its own links, and Content-Location saying so (RFC 9110 §8.7).
+      return representValue(201, itemTargets(segment), selection, shape, created.value ?? null, etagOf, { location: `${itemBase}${segment}`, located: true });
+    };
+  }
+
+  const put = item?.put;
+  if (put !== undefined) {
+    handlers.put = async (ctx, params) => {
+      const target = targetOf(itemTargets, params['id'] ?? '', ctx);
+      const selection = selectFor(selector, target, ctx.headers.accept);
+      requireConditions(ctx);
+      const body = await readJsonBody(ctx, { limit: maxBodyBytes, types: JSON_TYPES, acceptHeader: 'accept-post' });
+      const checked = await check(body);
+      const context = new ItemLoaderContext(name, target.name, ctx, authenticate);
+      return lock.run(target.name, async () => {
+        const before = await current(ctx, target, context);
+        const value = await put.call(item, target.name, checked, context);
+        // A-5: 201 when `get` said the item did not exist.
+        if (getItem !== undefined && !before.exists) return answer(201, target, selection, value, `${itemBase}${bareSegment(target.name)}`);
+        return answer(200, target, selection, value);
+      });
+    };
+  }
+
+  if (put !== undefined && getItem !== undefined) {
+    handlers.patch = async (ctx, params) => {
+      const target = targetOf(itemTargets, params['id'] ?? '', ctx);
+      const selection = selectFor(selector, target, ctx.headers.accept);
+      requireConditions(ctx);
+      const patch = await readJsonBody(ctx, { limit: maxBodyBytes, types: MERGE_PATCH_TYPES, acceptHeader: 'accept-patch' });
+      const context = new ItemLoaderContext(name, target.name, ctx, authenticate);
+      return lock.run(target.name, async () => {
+        const before = await current(ctx, target, context);
+        if (!before.exists) throw noSuchItem();
+        // RFC 7396: applied to the current value as JSON shows it; the result is checked like a PUT's body.
+        const checked = await check(applyMergePatch(before.value, patch));
+        return answer(200, target, selection, await put.call(item, target.name, checked, context));
+      });
+    };
+  }
+
+  const remove = item?.delete;
+  if (remove !== undefined) {
+    handlers.delete = async (ctx, params) => {
+      const target = targetOf(itemTargets, params['id'] ?? '', ctx);
+      requireConditions(ctx);
+      const context = new ItemLoaderContext(name, target.name, ctx, authenticate);
+      return lock.run(target.name, async () => {
+        // Without a condition the current value decides nothing: it is not read.
+        if (ctx.headers['if-match'] !== undefined || ctx.headers['if-none-match'] !== undefined) await current(ctx, target, context);
+        if ((await remove.call(item, target.name, context)) === false) throw noSuchItem();
+        return NO_CONTENT;
+      });
+    };
+  }
+  return handlers;
+}
+
+/** What `post` returned, checked: `{ id, value }` with an id that can be a path segment. A wrong shape is the embedder's bug (500). */
+function createdOf(created: unknown, name: string): Created {
+  const id = (created as Partial<Created> | null | undefined)?.id;
+  if ((typeof id === 'string' && id !== '') || (typeof id === 'number' && Number.isFinite(id))) return created as Created;
+  throw new TypeError(`resource "${name}": post must return { id, value } with a non-empty string or finite number id`);
+}

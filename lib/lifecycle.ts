@@ -1,0 +1,54 @@
+import { ServiceError } from './errors.js';
+
+/**
+ * A-11: a service listens at most once at a time and never after it is closed. `listen()` while
+ * starting or listening, or once `close()` was called, rejects with `ERR_SERVICE_STATE` before
+ * anything is opened; a start that fails leaves the service as it was (it may listen again).
+ * `close()` runs its work once: a second call, concurrent or later, gets the same promise; a
+ * close during a start waits for the start to settle, then undoes it.
+ */
+export class Lifecycle {
+  #state: 'idle' | 'starting' | 'listening' | 'closed' = 'idle';
+  #starting: Promise<unknown> | undefined;
+  #closing: Promise<void> | undefined;
+
+  /** True once `close()` has been called: nothing may be opened any more. */
+  get closed(): boolean {
+    return this.#state === 'closed';
+  }
+
+  get listening(): boolean {
+    return this.#state === 'listening';
+  }
+
+  async listen<T>(start: () => Promise<T>): Promise<T> {
+    if (this.#state !== 'idle') {
+      const why = this.#state === 'closed' ? 'the service is closed: create another one' : 'the service is already listening (or starting)';
+      throw new ServiceError('ERR_SERVICE_STATE', why);
+    }
+    this.#state = 'starting';
+    const started = start();
+    this.#starting = started;
+    try {
+      const result = await started;
+      if (this.#state === 'starting') this.#state = 'listening';
+      return result;
+    } catch (error) {
+      if (this.#state === 'starting') this.#state = 'idle';
+      throw error;
+    } finally {
+      this.#starting = undefined;
+    }
+  }
+
+  close(stop: () => Promise<void>): Promise<void> {
+    if (this.#closing !== undefined) return this.#closing;
+    const starting = this.#starting;
+    this.#state = 'closed';
+    this.#closing = (async () => {
+      await starting?.catch(() => {});
+      await stop();
+    })();
+    return this.#closing;
+  }
+}

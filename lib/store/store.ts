@@ -1,0 +1,111 @@
+// The seam between the user domain (lib/users/) and where users are kept: types only. Every
+// store (file/, postgres/, memory/) implements Store; open.ts picks one from the `store` option.
+import type { IssuanceLedger, NonceLedger, ThrottleLedger } from './ledgers.js';
+
+export type { IssuanceLedger, NonceLedger, Outcome, Reservation, ThrottleLedger, ThrottlePolicy } from './ledgers.js';
+
+/** A reset token as stored: only its SHA-256, never the token itself (P-9). */
+export interface ResetTokenRecord {
+  /** base64url SHA-256 of the token. */
+  readonly hash: string;
+  /** Milliseconds since the epoch; the token is dead from this instant on. */
+  readonly expiresAt: number;
+}
+
+/** One user as the store keeps it (U-2). */
+export interface UserRecord {
+  readonly name: string;
+  readonly role: 'user' | 'admin';
+  /** PHC string (U-3). */
+  readonly hash: string;
+  /** Opaque encrypted Digest secret (P-10); absent while Digest is off. */
+  readonly digest?: string;
+  readonly resetTokens?: readonly ResetTokenRecord[];
+  readonly createdAt: number;
+  readonly passwordChangedAt: number;
+}
+
+/** RFC 7616 §3.4.4: H(name ":" realm) under `algorithm`, lower-case hex (the domain passes it in). */
+export type Userhash = (algorithm: 'SHA-256' | 'MD5', name: string, realm: string) => string;
+
+/** What an update function decides: `next` undefined writes nothing, null deletes the user. */
+export interface UpdateDecision<T> {
+  readonly next: UserRecord | null | undefined;
+  readonly result: T;
+}
+
+/** What an update function may know besides the user, as of the same atomic moment. */
+export interface UpdateView {
+  /** The number of admins; counted only when the update asked for it (0 otherwise). */
+  readonly admins: number;
+}
+
+export interface UpdateOptions {
+  /** Count the admins for the view (R-5, R-6: the last admin is protected). */
+  readonly countAdmins?: boolean;
+  /**
+   * The record comes from another store (`store copy`): its name is checked as loading checks it
+   * (a non-empty string), not as a new name is, so a name that older rules allowed moves too.
+   */
+  readonly verbatim?: boolean;
+}
+
+export interface Page {
+  readonly users: readonly UserRecord[];
+  /** True when users after the last one exist. */
+  readonly more: boolean;
+}
+
+/**
+ * Where users and the state that decides a login live. Three implementations: the JSON file (the
+ * default, file/), PostgreSQL (postgres/) and the process's memory (memory/). Reads are fresh: a
+ * change made by another process sharing the store is seen by the next read (S-2, S-3).
+ */
+export interface Store {
+  get(name: string): Promise<UserRecord | undefined>;
+  /** Users sorted by name (UTF-16 code unit order), those after `after`, at most `limit`. */
+  page(options: { readonly after?: string | undefined; readonly limit: number }): Promise<Page>;
+  /** Every user, sorted as page(). */
+  list(): Promise<UserRecord[]>;
+  count(): Promise<number>;
+  /** RFC 7616 §3.4.4 userhash: the user whose H(name ":" realm) under `algorithm` is `hash` (hex). */
+  findByUserhash(algorithm: 'SHA-256' | 'MD5', realm: string, hash: string): Promise<string | undefined>;
+  /**
+   * Atomic read-modify-write of one user, on the latest committed state. Resolves once the change
+   * is durable. `fn` must be synchronous and runs once per call; if it throws, nothing is written
+   * and the error propagates. A failed write rejects with ERR_STORE_WRITE (or
+   * ERR_STORE_UNAVAILABLE) and changes nothing.
+   */
+  update<T>(name: string, fn: (current: UserRecord | undefined, view: UpdateView) => UpdateDecision<T>, options?: UpdateOptions): Promise<T>;
+  /** Readiness (H-3): resolves when the store answers reads, rejects otherwise; never waits for the writers' lock. */
+  ping(): Promise<void>;
+  readonly throttle: ThrottleLedger;
+  readonly nonces: NonceLedger;
+  readonly issuance: IssuanceLedger;
+  /** S-4: the settings every instance must agree on, where a store is shared by servers (PostgreSQL); undefined elsewhere. */
+  readonly settings: SettingsLedger | undefined;
+  /**
+   * Waits for queued work (including a compaction) and refuses further updates. `abandon`: the
+   * caller has given up on work still running (the service, past its grace): a database store ends
+   * the connections such work holds instead of waiting for it.
+   */
+  close(options?: { readonly abandon?: boolean }): Promise<void>;
+}
+
+
+export interface SharedSettings {
+  readonly realm: string;
+  readonly digest: boolean;
+  /** A fingerprint of the Digest key (never the key), or null without Digest. */
+  readonly digestKeyFingerprint: string | null;
+  readonly minPasswordLength: number;
+}
+
+export interface SettingsLedger {
+  /** The recorded settings, or undefined before the first server start. */
+  read(): Promise<SharedSettings | undefined>;
+  /** Records `wanted` if nothing is recorded; else ERR_STORE_SETTINGS unless they are equal. */
+  agree(wanted: SharedSettings): Promise<'recorded' | 'agreed'>;
+  /** Replaces the recorded settings (the explicit command); userhashes follow a new realm. */
+  replace(wanted: SharedSettings): Promise<void>;
+}

@@ -1,0 +1,230 @@
+// A-8: service.fetch — the global fetch's arguments in, a WHATWG Response out, through the same
+// pipeline as a socket (routing, negotiation, authentication, throttling, problems, log), with no
+// listener, certificate or file; mounted in Hono (a fetch framework).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Hono } from 'hono';
+import { mount } from 'hono/mount';
+import { createService, HttpError, problem, ServiceError, type ServiceOptions } from '../../lib/index.js';
+import { basic, FAST_SCRYPT, startService } from '../helpers/service.js';
+
+const ADMIN_PASSWORD = 'a-long-admin-passphrase';
+
+function memoryService(t: import('node:test').TestContext, options: ServiceOptions = {}) {
+  const service = createService({ store: ':memory:', scrypt: FAST_SCRYPT, ...options });
+  t.after(() => service.close());
+  return service;
+}
+
+const isCode = (code: string) => (error: unknown) => error instanceof ServiceError && error.code === code;
+
+test('A-8 a path, a URL and a Request: negotiated answers with their headers, as a WHATWG Response', async (t) => {
+  const service = memoryService(t, { resources: { books: (query) => ({ title: query.get('title') }) } });
+  const xml = await service.fetch('/api/books.xml?title=Emma');
+  assert.ok(xml instanceof Response);
+  assert.equal(xml.status, 200);
+  assert.equal(xml.headers.get('content-type'), 'application/xml; charset=utf-8');
+  assert.equal(await xml.text(), '<?xml version="1.0" encoding="UTF-8"?><books><title>Emma</title></books>');
+  assert.equal(xml.headers.get('link'), '</api/books.json?title=Emma>; rel="alternate"; type="application/json"');
+  assert.equal(xml.headers.get('strict-transport-security'), 'max-age=31536000', 'a path counts as HTTPS');
+
+  const json = await service.fetch(new URL('https://localhost/api/books?title=Emma'), { headers: { accept: 'application/json' } });
+  assert.deepEqual(await json.json(), { title: 'Emma' });
+  assert.equal(json.headers.get('vary'), 'Accept');
+  assert.equal(json.headers.get('content-location'), '/api/books.json?title=Emma');
+  const etag = json.headers.get('etag');
+  assert.match(etag ?? '', /^"/);
+
+  const again = await service.fetch(new Request('https://localhost/api/books?title=Emma', { headers: { accept: 'application/json', 'if-none-match': etag as string } }));
+  assert.equal(again.status, 304);
+  assert.equal(again.body, null);
+
+  const head = await service.fetch('/api/books.json', { method: 'HEAD' });
+  assert.equal(head.status, 200);
+  assert.equal(head.body, null, 'HEAD has no body');
+  assert.equal(head.headers.get('content-length'), String(Buffer.byteLength('{"title":null}')));
+});
+
+test('A-8 problems, 404 and 405 come out as on a socket; OPTIONS lists the methods', async (t) => {
+  const service = memoryService(t);
+  const missing = await service.fetch('/api/nothing.xml');
+  assert.equal(missing.status, 404);
+  assert.equal(missing.headers.get('content-type'), 'application/problem+xml; charset=utf-8');
+  assert.match(await missing.text(), /<type>\/problems\/not-found<\/type>/);
+  const post = await service.fetch('/api/something', { method: 'POST', body: '{}' });
+  assert.equal(post.status, 405);
+  assert.match(post.headers.get('allow') ?? '', /GET/);
+  const options = await service.fetch('/api/something', { method: 'OPTIONS' });
+  assert.equal(options.status, 204);
+  assert.equal(options.body, null);
+});
+
+test('A-8 the same answer as over a socket (status, headers that matter, body)', async (t) => {
+  const started = await startService(t, { store: ':memory:' });
+  for (const [path, accept] of [['/api/something.json?param1=a', undefined], ['/api/something', 'application/xml'], ['/api/nope', 'text/html'], ['/healthz', undefined]] as const) {
+    const headers: Record<string, string> = accept === undefined ? {} : { accept };
+    const viaSocket = await started.fetch(path, { headers });
+    const inProcess = await started.service.fetch(path, { headers });
+    assert.equal(inProcess.status, viaSocket.status, path);
+    assert.equal(await inProcess.text(), viaSocket.body, path);
+    for (const name of ['content-type', 'etag', 'vary', 'link', 'content-location', 'cache-control', 'strict-transport-security', 'content-security-policy']) {
+      assert.equal(inProcess.headers.get(name) ?? undefined, viaSocket.headers[name], `${path} ${name}`);
+    }
+  }
+});
+
+test('A-8 request bodies stream in (a ReadableStream), authentication and Location work, answers are logged', async (t) => {
+  const logs: string[] = [];
+  const service = memoryService(t, { log: (line) => logs.push(line) });
+  await service.users.add('root', ADMIN_PASSWORD, { role: 'admin' });
+  const chunks = ['{"name": "bob", ', '"password": "bobs-long-passphrase", ', '"role": "user"}'];
+  const body = new ReadableStream<Uint8Array>({
+    pull(controller) {
+      const next = chunks.shift();
+      if (next === undefined) controller.close();
+      else controller.enqueue(new TextEncoder().encode(next));
+    },
+  });
+  const created = await service.fetch(
+    new Request('https://localhost/user/', {
+      method: 'POST',
+      headers: { authorization: basic('root', ADMIN_PASSWORD), 'content-type': 'application/json', accept: 'application/json' },
+      body,
+      duplex: 'half',
+    } as RequestInit),
+  );
+  assert.equal(created.status, 201, await created.clone().text());
+  assert.equal(created.headers.get('location'), '/user/bob');
+  assert.equal(((await created.json()) as { name: string }).name, 'bob');
+  assert.equal(await service.users.verify('bob', 'bobs-long-passphrase'), true);
+  const wrong = await service.fetch('/user/bob', { headers: { authorization: basic('root', 'not-the-password-at-all') } });
+  assert.equal(wrong.status, 401);
+  assert.match(wrong.headers.get('www-authenticate') ?? '', /^Basic /);
+  const line = logs.map((l) => JSON.parse(l) as Record<string, unknown>).find((l) => l['msg'] === 'request' && l['method'] === 'POST');
+  assert.deepEqual({ path: line?.['path'], status: line?.['status'], address: line?.['address'] }, { path: '/user/', status: 201, address: '127.0.0.1' });
+});
+
+test('A-8 a body past the limit is 413 without reading it all', async (t) => {
+  const service = memoryService(t, { maxBodyBytes: 1024 });
+  await service.users.add('root', ADMIN_PASSWORD, { role: 'admin' });
+  let pulled = 0;
+  const endless = new ReadableStream<Uint8Array>({
+    pull(controller) {
+      pulled++;
+      controller.enqueue(new Uint8Array(512).fill(0x20));
+    },
+  });
+  const res = await service.fetch('/user/', {
+    method: 'POST',
+    headers: { authorization: basic('root', ADMIN_PASSWORD), 'content-type': 'application/json' },
+    body: endless,
+    duplex: 'half',
+  } as RequestInit);
+  assert.equal(res.status, 413);
+  assert.equal(res.headers.get('connection'), null, 'no connection-specific field in an in-process Response');
+  assert.ok(pulled < 100, `read ${pulled} chunks of an endless body`);
+});
+
+test('A-8 an http: URL is plain HTTP (T-3): a password operation is refused before anything else', async (t) => {
+  const service = memoryService(t);
+  await service.users.add('alice', 'quiet-river-stone-lamp');
+  const plain = await service.fetch('http://localhost/user/alice/password', {
+    method: 'PUT',
+    headers: { authorization: basic('alice', 'quiet-river-stone-lamp'), 'content-type': 'application/json' },
+    body: JSON.stringify({ password: 'another-long-passphrase' }),
+  });
+  assert.equal(plain.status, 403);
+  assert.equal(((await plain.json()) as { type: string }).type, '/problems/https-required');
+  assert.equal(plain.headers.get('strict-transport-security'), null, 'no HSTS on plain HTTP');
+  const secure = await service.fetch('https://localhost/user/alice/password', {
+    method: 'PUT',
+    headers: { authorization: basic('alice', 'quiet-river-stone-lamp'), 'content-type': 'text/plain' },
+    body: 'another-long-passphrase',
+  });
+  assert.equal(secure.status, 204);
+  assert.equal(await service.users.verify('alice', 'another-long-passphrase'), true);
+});
+
+test('A-8 init.address is the client address: the address budget counts it apart from others', async (t) => {
+  const service = memoryService(t);
+  await service.users.add('carol', 'green-field-paper-moon');
+  const right = basic('carol', 'green-field-paper-moon');
+  let refused: Response | undefined;
+  // Password spraying from one address: one failure per (made-up) account, until the address is refused.
+  for (let i = 0; i < 60 && refused === undefined; i++) {
+    const res = await service.fetch(`/user/nobody${i}`, { headers: { authorization: basic(`nobody${i}`, 'wrong-password-wrong') }, address: '192.0.2.7' });
+    if (res.status === 429) refused = res;
+  }
+  assert.ok(refused !== undefined, 'repeated failures from one address are throttled');
+  assert.match(refused.headers.get('retry-after') ?? '', /^\d+$/);
+  assert.equal((await service.fetch('/user/carol', { headers: { authorization: right }, address: '192.0.2.7' })).status, 429);
+  assert.equal((await service.fetch('/user/carol', { headers: { authorization: right }, address: '198.51.100.9' })).status, 200, 'another address is not refused');
+  assert.equal((await service.fetch('/user/carol', { headers: { authorization: right } })).status, 200, 'nor the default 127.0.0.1');
+});
+
+test('A-8 repeated response fields stay separate (Set-Cookie), joined ones stay joined (Vary)', async (t) => {
+  const service = memoryService(t, {
+    resources: {
+      cookies: () => {
+        throw new HttpError(problem(401, 'unauthorized'), { 'set-cookie': ['a=1; Path=/', 'b=2; Path=/'], vary: 'Cookie' });
+      },
+    },
+  });
+  const res = await service.fetch('/api/cookies', { headers: { accept: 'application/json' } });
+  assert.equal(res.status, 401);
+  assert.deepEqual(res.headers.getSetCookie(), ['a=1; Path=/', 'b=2; Path=/']);
+  assert.deepEqual(res.headers.get('vary')?.split(/,\s*/).sort(), ['Accept', 'Cookie']);
+});
+
+test('A-8 repeated request fields reach the service joined, as node:http joins them', async (t) => {
+  const service = memoryService(t, { resources: { echo: () => 'ok' } });
+  const headers = new Headers();
+  headers.append('accept', 'text/html');
+  headers.append('accept', 'application/xml');
+  const res = await service.fetch('/api/echo', { headers });
+  assert.equal(res.headers.get('content-type'), 'application/xml; charset=utf-8');
+});
+
+test('A-8 wrong arguments reject with ERR_INVALID_ARGUMENT naming them, never a TypeError', async (t) => {
+  const service = memoryService(t);
+  const bad: Array<[unknown, unknown, RegExp]> = [
+    [123, undefined, /^input /],
+    [undefined, undefined, /^input /],
+    [{ url: '/api/something' }, undefined, /^input /],
+    ['ftp://localhost/api/something', undefined, /^input /],
+    ['http://[not a url', undefined, /^input /],
+    ['/api/something', 'init', /^init /],
+    ['/api/something', { method: 'GET', body: 'x' }, /^init /],
+    ['/api/something', { method: 'no spaces allowed' }, /^init /],
+    ['/api/something', { address: 42 }, /^init\.address /],
+  ];
+  for (const [input, init, message] of bad) {
+    await assert.rejects(service.fetch(input as never, init as never), (error: unknown) => isCode('ERR_INVALID_ARGUMENT')(error) && message.test((error as Error).message), String(input));
+  }
+});
+
+test('A-8 mounted in Hono: the service answers under its prefix, Hono\'s own routes still answer', async (t) => {
+  const service = memoryService(t, { basePath: '/svc' });
+  const app = new Hono();
+  app.get('/hello', (c) => c.text('hello from hono'));
+  // The request as it came (replaceRequest: false), so the service sees /svc and writes it into its links.
+  app.all('/svc/*', mount(service.fetch, { replaceRequest: false }));
+  app.get('/after', (c) => c.text('after'));
+
+  const res = await app.request('/svc/api/something?param1=x', { headers: { accept: 'application/json' } });
+  assert.equal(res.status, 200);
+  assert.deepEqual(await res.json(), { param1: 'x' });
+  assert.equal(res.headers.get('content-location'), '/svc/api/something.json?param1=x');
+  assert.equal((await app.request('/hello')).status, 200);
+  assert.equal(await (await app.request('/after')).text(), 'after');
+  const missing = await app.request('/svc/api/nothing.json');
+  assert.equal(missing.status, 404);
+  assert.equal(missing.headers.get('content-type'), 'application/problem+json; charset=utf-8');
+
+  // The other way Hono takes a fetch handler: a route that hands on its raw Request.
+  const other = new Hono();
+  other.all('/svc/*', (c) => service.fetch(c.req.raw));
+  const xml = await other.fetch(new Request('https://example.test/svc/api/something.xml'));
+  assert.equal(xml.status, 200);
+  assert.match(xml.headers.get('link') ?? '', /^<\/svc\/api\/something\.json>/);
+});

@@ -1,0 +1,167 @@
+// A-9: basePath serves every route under a prefix and writes it into every Location,
+// Content-Location, Link and `next`; nothing outside it is served. service.middleware is
+// Connect-style and hands on what the service has no route for: tested in a real Express 5 app
+// over a real socket, and on the service's own listeners over both protocols, and through fetch.
+import { test, type TestContext } from 'node:test';
+import assert from 'node:assert/strict';
+import { createServer, type Server } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import express from 'express';
+import { createService, ServiceError, type Service } from '../../lib/index.js';
+import { PROTOCOLS, request, type RequestInit } from '../helpers/https.js';
+import { basic, FAST_SCRYPT, startService, testCertificate } from '../helpers/service.js';
+
+const ROOT_PASSWORD = 'a-long-admin-passphrase';
+const root = basic('root', ROOT_PASSWORD);
+
+/** A request's answer, the fields these tests look at, however it travelled. */
+interface Answer {
+  readonly status: number;
+  readonly header: (name: string) => string | undefined;
+  readonly body: string;
+}
+
+type Send = (path: string, init?: { method?: string; headers?: Record<string, string>; body?: string }) => Promise<Answer>;
+
+function overSocket(base: string, ca: string, protocol: RequestInit['protocol'] = 'h1'): Send {
+  return async (path, init = {}) => {
+    const res = await request(base + path, { ca, protocol, unchecked: true, ...init });
+    return { status: res.status, header: (name) => [res.headers[name]].flat()[0], body: res.body };
+  };
+}
+
+function inProcess(service: Service): Send {
+  return async (path, init = {}) => {
+    const res = await service.fetch(path, init);
+    return { status: res.status, header: (name) => res.headers.get(name) ?? undefined, body: await res.text() };
+  };
+}
+
+/**
+ * Every path the service writes carries /svc; nothing outside /svc is served (`alone`: the service
+ * answers those 404 itself, as opposed to an app that never hands them to it).
+ */
+async function checkMounted(send: Send, alone = true): Promise<void> {
+  const json = { accept: 'application/json' };
+  const something = await send('/svc/api/something?param1=a', { headers: json });
+  assert.equal(something.status, 200);
+  assert.equal(something.header('content-location'), '/svc/api/something.json?param1=a');
+  assert.equal(something.header('link'), '</svc/api/something.xml?param1=a>; rel="alternate"; type="application/xml"');
+  for (const outside of ['/api/something', '/svcx/api/something', '/other/svc/api/something', '/openapi.json', '/healthz']) {
+    const res = await send(outside);
+    assert.equal(res.status, 404, outside);
+    if (alone) assert.equal(JSON.parse(res.body).type, '/problems/not-found', outside);
+  }
+  const health = await send('/svc/healthz', { headers: json });
+  assert.equal(health.status, 200);
+  assert.match(health.header('link') ?? '', /^<\/svc\/healthz\.xml>/);
+
+  const created = await send('/svc/user/', {
+    method: 'POST',
+    headers: { authorization: root, 'content-type': 'application/json', ...json },
+    body: JSON.stringify({ name: 'bob', password: 'quiet-river-stone-lamp' }),
+  });
+  assert.equal(created.status, 201, created.body);
+  assert.equal(created.header('location'), '/svc/user/bob');
+  assert.equal(created.header('content-location'), '/svc/user/bob.json');
+  const user = await send('/svc/user/bob', { headers: { authorization: root, ...json } });
+  assert.equal(user.status, 200);
+  assert.match(user.header('link') ?? '', /^<\/svc\/user\/bob\.xml>/);
+  assert.equal(user.header('content-location'), '/svc/user/bob.json');
+  const page = await send('/svc/user/?limit=1', { headers: { authorization: root, ...json } });
+  assert.equal(page.status, 200);
+  assert.equal(JSON.parse(page.body).next, '/svc/user/?after=bob&limit=1');
+  assert.equal(page.header('link'), '</svc/user/?after=bob&limit=1>; rel="next"');
+  const xmlPage = await send('/svc/user/?limit=1&return_type=xml', { headers: { authorization: root } });
+  assert.match(xmlPage.body, /<next>\/svc\/user\/\?after=bob&amp;limit=1<\/next>/);
+  const openapi = await send('/svc/openapi.json');
+  assert.equal(openapi.status, 200);
+  assert.deepEqual(JSON.parse(openapi.body).servers, [{ url: '/svc' }]);
+  const removed = await send('/svc/user/bob', { method: 'DELETE', headers: { authorization: root } });
+  assert.equal(removed.status, 204);
+}
+
+for (const protocol of PROTOCOLS) {
+  test(`A-9 basePath on the service's own listener (${protocol})`, async (t) => {
+    const started = await startService(t, { store: ':memory:', basePath: '/svc' }, protocol);
+    await started.service.users.add('root', ROOT_PASSWORD, { role: 'admin' });
+    await checkMounted(overSocket(started.url, started.ca, protocol));
+  });
+}
+
+test('A-9 basePath through service.fetch', async (t) => {
+  const service = createService({ store: ':memory:', scrypt: FAST_SCRYPT, basePath: '/svc/' });
+  t.after(() => service.close());
+  assert.equal(service.config.basePath, '/svc', 'a trailing slash is dropped');
+  await service.users.add('root', ROOT_PASSWORD, { role: 'admin' });
+  await checkMounted(inProcess(service));
+});
+
+test('A-9 basePath is checked: a path of plain segments', () => {
+  for (const basePath of ['svc', '/svc?x', '/a/../b', '/a//b', '/%2e', '/sp ace', 42]) {
+    assert.throws(() => createService({ basePath: basePath as string }), (e: unknown) => e instanceof ServiceError && e.code === 'ERR_INVALID_OPTION', String(basePath));
+  }
+  for (const basePath of ['', '/', '/svc', '/a/b-c/d_e.f~']) assert.doesNotThrow(() => createService({ basePath }));
+});
+
+async function listen(t: TestContext, server: Server): Promise<string> {
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.after(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  return `https://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+test('A-9 service.middleware in a real Express 5 app (app.use("/svc", …)): its routes before and after still answer', async (t) => {
+  const service = createService({ store: ':memory:', scrypt: FAST_SCRYPT, basePath: '/svc' });
+  t.after(() => service.close());
+  await service.users.add('root', ROOT_PASSWORD, { role: 'admin' });
+  const app = express();
+  app.get('/before', (_req, res) => void res.send('before'));
+  app.use('/svc', service.middleware);
+  app.get('/after', (_req, res) => void res.send('after'));
+  // Under the prefix, but no route of the service's: the middleware hands it on.
+  app.get('/svc/extra', (_req, res) => void res.send('extra from express'));
+  const { cert, key } = testCertificate();
+  const base = await listen(t, createServer({ cert, key }, app));
+  const send = overSocket(base, cert);
+  await checkMounted(send, false);
+  assert.equal((await send('/before')).body, 'before');
+  assert.equal((await send('/after')).body, 'after');
+  assert.equal((await send('/svc/extra')).body, 'extra from express');
+  const unknown = await send('/nowhere');
+  assert.equal(unknown.status, 404);
+  assert.match(unknown.header('content-type') ?? '', /^text\/html/, "Express's own 404");
+});
+
+test('A-9 service.middleware at the root of an Express app, without basePath; next() for what it does not serve', async (t) => {
+  const service = createService({ store: ':memory:', scrypt: FAST_SCRYPT });
+  t.after(() => service.close());
+  const app = express();
+  app.use(service.middleware);
+  app.get('/mine', (_req, res) => void res.send('mine'));
+  app.get('/api/something/deeper', (_req, res) => void res.send('deeper'));
+  const { cert, key } = testCertificate();
+  const send = overSocket(await listen(t, createServer({ cert, key }, app)), cert);
+  const json = await send('/api/something.json');
+  assert.equal(json.status, 200);
+  assert.equal(json.header('link'), '</api/something.xml>; rel="alternate"; type="application/xml"');
+  assert.equal((await send('/mine')).body, 'mine');
+  assert.equal((await send('/api/something/deeper')).body, 'deeper');
+  // A route of the service's with another method is the service's answer (405), not handed on.
+  const post = await send('/api/something', { method: 'POST' });
+  assert.equal(post.status, 405);
+});
+
+test('A-9 the service.handler in Express (app.use("/svc", handler)): the path is read from req.originalUrl', async (t) => {
+  const service = createService({ store: ':memory:', scrypt: FAST_SCRYPT, basePath: '/svc' });
+  t.after(() => service.close());
+  const app = express();
+  app.use('/svc', service.handler);
+  const { cert, key } = testCertificate();
+  const send = overSocket(await listen(t, createServer({ cert, key }, app)), cert);
+  const res = await send('/svc/api/something.xml');
+  assert.equal(res.status, 200);
+  assert.match(res.header('link') ?? '', /^<\/svc\/api\/something\.json>/);
+  const missing = await send('/svc/nothing');
+  assert.equal(missing.status, 404, 'the handler answers 404 itself');
+  assert.equal(JSON.parse(missing.body).type, '/problems/not-found');
+});

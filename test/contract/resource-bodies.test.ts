@@ -1,0 +1,245 @@
+// End-to-end over real TLS, HTTP/1.1 and HTTP/2: CONTRACT A-6, the request bodies of an embedder's
+// resource (A-5): 415 with Accept-Post / Accept-Patch, 400 with the place of a JSON syntax error,
+// 413 that reads no further, 422 `unprocessable` with RFC 6901 pointers (JSON and XML problems,
+// E-1), and `parse` throwing → 422 with its message.
+import { test, type TestContext } from 'node:test';
+import assert from 'node:assert/strict';
+import { connect } from 'node:tls';
+import { constants } from 'node:http2';
+import { openH2Session, PROTOCOLS, type Protocol } from '../helpers/https.js';
+import { startService, type Started } from '../helpers/service.js';
+import { parseXml } from '../helpers/xml-parse.js';
+
+const LIMIT = 1_024;
+
+const BOOK_SCHEMA = {
+  $schema: 'https://json-schema.org/draft/2020-12/schema',
+  type: 'object',
+  required: ['title'],
+  additionalProperties: false,
+  properties: {
+    title: { type: 'string', minLength: 1, maxLength: 100 },
+    year: { type: 'integer', minimum: 0 },
+    tags: { type: 'array', items: { type: 'string', maxLength: 5 } },
+    'a/b~c': { type: 'string' },
+  },
+};
+
+/** A small read-write resource checked by a schema, and one checked by a `parse` of its own. */
+function resources(calls: string[]) {
+  const books = new Map<string, unknown>([['1', { title: 'Dune', year: 1965 }]]);
+  let next = 2;
+  const notes = new Map<string, unknown>();
+  return {
+    books: {
+      get: () => [...books.values()],
+      post: (body: unknown) => {
+        calls.push('books.post');
+        const id = String(next++);
+        books.set(id, body);
+        return { id, value: body };
+      },
+      item: {
+        get: (id: string) => books.get(id),
+        put: (id: string, body: unknown) => {
+          calls.push('books.put');
+          books.set(id, body);
+          return body;
+        },
+        delete: (id: string) => books.delete(id),
+      },
+      schema: BOOK_SCHEMA,
+      maxBodyBytes: LIMIT,
+    },
+    notes: {
+      post: (body: unknown) => {
+        calls.push('notes.post');
+        notes.set('n', body);
+        return { id: 'n', value: body };
+      },
+      parse(body: unknown) {
+        if (typeof body !== 'object' || body === null || typeof (body as { text?: unknown }).text !== 'string') {
+          throw new Error('A note is an object with a string member "text".');
+        }
+        return { text: (body as { text: string }).text.trim() };
+      },
+    },
+  };
+}
+
+async function start(t: TestContext, protocol: Protocol): Promise<{ s: Started; calls: string[] }> {
+  const calls: string[] = [];
+  const s = await startService(t, { resources: resources(calls) }, protocol);
+  return { s, calls };
+}
+
+function send(s: Started, method: string, path: string, body: string | Buffer, headers: Record<string, string> = {}) {
+  return s.fetch(path, { method, headers: { 'content-type': 'application/json', ...headers }, body });
+}
+
+function problemOf(r: { status: number; headers: Record<string, unknown>; body: string }, status: number, slug: string): Record<string, unknown> {
+  assert.equal(r.status, status, r.body);
+  assert.equal(r.headers['content-type'], 'application/problem+json; charset=utf-8');
+  const p = JSON.parse(r.body) as Record<string, unknown>;
+  assert.equal(p['type'], `/problems/${slug}`);
+  assert.equal(p['status'], status);
+  return p;
+}
+
+for (const protocol of PROTOCOLS) {
+  test(`A-6 a body that passes the schema reaches the method: 201 and 200 (${protocol})`, async (t) => {
+    const { s, calls } = await start(t, protocol);
+    const created = await send(s, 'POST', '/api/books', JSON.stringify({ title: 'Emma', year: 1815, tags: ['novel'] }));
+    assert.equal(created.status, 201, created.body);
+    assert.deepEqual(JSON.parse(created.body), { title: 'Emma', year: 1815, tags: ['novel'] });
+    const patched = await send(s, 'PATCH', '/api/books/1', '{"year":1966}', { 'content-type': 'application/merge-patch+json' });
+    assert.equal(patched.status, 200, patched.body);
+    assert.deepEqual(JSON.parse(patched.body), { title: 'Dune', year: 1966 });
+    assert.deepEqual(calls, ['books.post', 'books.put']);
+  });
+
+  test(`A-6 another media type is 415 naming what is accepted in Accept-Post / Accept-Patch; the method is not called (${protocol})`, async (t) => {
+    const { s, calls } = await start(t, protocol);
+    for (const type of ['text/plain', 'application/x-www-form-urlencoded', 'application/json; charset=iso-8859-1', 'application/merge-patch+json']) {
+      const r = await send(s, 'POST', '/api/books', '{"title":"x"}', { 'content-type': type });
+      problemOf(r, 415, 'unsupported-media-type');
+      assert.equal(r.headers['accept-post'], 'application/json', type);
+    }
+    const none = await s.fetch('/api/books', { method: 'POST', body: '{"title":"x"}' });
+    problemOf(none, 415, 'unsupported-media-type');
+    assert.equal(none.headers['accept-post'], 'application/json');
+    // PATCH takes only a merge patch.
+    for (const type of ['application/json', 'application/json-patch+json']) {
+      const r = await send(s, 'PATCH', '/api/books/1', '{"year":1}', { 'content-type': type });
+      problemOf(r, 415, 'unsupported-media-type');
+      assert.equal(r.headers['accept-patch'], 'application/merge-patch+json', type);
+    }
+    problemOf(await send(s, 'PUT', '/api/books/1', '{"title":"x"}', { 'content-type': 'text/plain' }), 415, 'unsupported-media-type');
+    assert.deepEqual(calls, []);
+  });
+
+  test(`A-6 malformed JSON is 400 with the line and column in detail (${protocol})`, async (t) => {
+    const { s, calls } = await start(t, protocol);
+    const p = problemOf(await send(s, 'POST', '/api/books', '{\n  "title": "Dune",\n  "year": ,\n}'), 400, 'bad-request');
+    assert.match(String(p['detail']), /line 3, column 11/);
+    assert.deepEqual([p['line'], p['column']], [3, 11]);
+    const q = problemOf(await send(s, 'PUT', '/api/books/1', '{"title":"Dune"'), 400, 'bad-request');
+    assert.match(String(q['detail']), /line 1, column 16/);
+    problemOf(await send(s, 'POST', '/api/books', ''), 400, 'bad-request');
+    problemOf(await send(s, 'POST', '/api/books', Buffer.from([0x7b, 0x22, 0xc3, 0x28, 0x22, 0x7d])), 400, 'bad-request');
+    assert.deepEqual(calls, []);
+  });
+
+  test(`A-6 a body over maxBodyBytes is 413, declared or streamed (${protocol})`, async (t) => {
+    const { s, calls } = await start(t, protocol);
+    const body = JSON.stringify({ title: 'x'.repeat(LIMIT) });
+    const p = problemOf(await send(s, 'POST', '/api/books', body), 413, 'payload-too-large');
+    assert.equal(p['limit'], LIMIT);
+    problemOf(await send(s, 'PUT', '/api/books/1', body), 413, 'payload-too-large');
+    // Exactly the limit is read (then refused by the schema, which says the body got through).
+    const exact = JSON.stringify({ title: 'y'.repeat(LIMIT - 12) });
+    assert.equal(Buffer.byteLength(exact), LIMIT);
+    assert.equal((await send(s, 'POST', '/api/books', exact)).status, 422);
+    assert.deepEqual(calls, []);
+  });
+
+  test(`A-6 a refused body is 422 unprocessable with RFC 6901 pointers, in JSON (${protocol})`, async (t) => {
+    const { s, calls } = await start(t, protocol);
+    const r = await send(s, 'POST', '/api/books', JSON.stringify({ year: 12.5, tags: ['ok', 'too long'], 'a/b~c': 1, extra: true }));
+    const p = problemOf(r, 422, 'unprocessable');
+    assert.equal(p['title'], 'Unprocessable Content');
+    const errors = p['errors'] as Array<{ pointer: string; detail: string }>;
+    assert.deepEqual(
+      errors.map((e) => e.pointer).sort(),
+      ['', '/a~1b~0c', '/extra', '/tags/1', '/year'],
+    );
+    for (const e of errors) assert.ok(typeof e.detail === 'string' && e.detail.length > 0);
+    assert.ok(errors.some((e) => e.pointer === '' && e.detail.includes('title')), 'the object that lacks title');
+    // A merge patch whose result breaks the schema is refused the same way, and nothing is stored.
+    const patch = await send(s, 'PATCH', '/api/books/1', '{"title":null,"year":-1}', { 'content-type': 'application/merge-patch+json' });
+    const q = problemOf(patch, 422, 'unprocessable');
+    assert.deepEqual((q['errors'] as Array<{ pointer: string }>).map((e) => e.pointer).sort(), ['', '/year']);
+    assert.deepEqual(JSON.parse((await s.fetch('/api/books/1.json')).body), { title: 'Dune', year: 1965 });
+    assert.deepEqual(calls, []);
+  });
+
+  test(`A-6 / E-1 the 422 in XML: one <i> per refusal, each with its pointer and detail (${protocol})`, async (t) => {
+    const { s } = await start(t, protocol);
+    // The answer's representation is chosen first (A-5), so XML is asked for as a representation;
+    // the problem then comes as XML, labelled as the Accept accepts best (E-1 amended).
+    for (const accept of ['application/xml, application/problem+xml', 'application/xml', 'text/xml']) {
+      const r = await send(s, 'POST', '/api/books', JSON.stringify({ title: '', tags: [1] }), { accept });
+      assert.equal(r.status, 422, r.body);
+      assert.match(String(r.headers['content-type']), /^(application\/(problem\+)?xml|text\/xml); charset=utf-8$/, accept);
+      const root = parseXml(r.body);
+      assert.equal(root.ns, 'urn:ietf:rfc:7807');
+      assert.equal(root.children.find((c) => c.name === 'type')?.text, '/problems/unprocessable');
+      const errors = root.children.find((c) => c.name === 'errors');
+      assert.ok(errors !== undefined, r.body);
+      assert.ok(errors.children.length === 2 && errors.children.every((i) => i.name === 'i'), r.body);
+      const entries = errors.children.map((i) => Object.fromEntries(i.children.map((c) => [c.name, c.text])));
+      assert.deepEqual(entries.map((e) => e['pointer']).sort(), ['/tags/0', '/title']);
+      for (const e of entries) assert.ok((e['detail'] ?? '').length > 0);
+    }
+  });
+
+  test(`A-6 parse() that throws is 422 with its message as detail; what it returns is what the method gets (${protocol})`, async (t) => {
+    const { s, calls } = await start(t, protocol);
+    const p = problemOf(await send(s, 'POST', '/api/notes', '{"txt":"hello"}'), 422, 'unprocessable');
+    assert.equal(p['detail'], 'A note is an object with a string member "text".');
+    assert.deepEqual(calls, []);
+    const ok = await send(s, 'POST', '/api/notes', '{"text":"  hello  ","ignored":1}');
+    assert.equal(ok.status, 201, ok.body);
+    assert.deepEqual(JSON.parse(ok.body), { text: 'hello' });
+    assert.deepEqual(calls, ['notes.post']);
+  });
+}
+
+/** Reads a raw HTTP/1.1 response head and whether the server then closed the connection. */
+test('A-6 over HTTP/1.1 a chunked body past the limit is answered 413 at once and the connection closed: the rest is never read (h1)', async (t) => {
+  const { s, calls } = await start(t, 'h1');
+  const { hostname, port } = new URL(s.url);
+  const socket = connect({ host: hostname, port: Number(port), ca: s.ca, servername: 'localhost', ALPNProtocols: ['http/1.1'] });
+  t.after(() => socket.destroy());
+  await new Promise<void>((resolve, reject) => socket.once('secureConnect', resolve).once('error', reject));
+  let received = '';
+  socket.setEncoding('utf8').on('data', (chunk: string) => (received += chunk));
+  const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+  socket.on('error', () => {});
+  socket.write('POST /api/books HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n');
+  const chunk = `200\r\n${'['.repeat(0x200)}\r\n`;
+  // Twice the limit, and never the last chunk: only a server that stops reading can answer.
+  for (let i = 0; i < 4; i++) socket.write(chunk);
+  await closed;
+  assert.match(received, /^HTTP\/1\.1 413 /);
+  assert.match(received, /\r\nconnection: close\r\n/i);
+  assert.match(received, /"type":"\/problems\/payload-too-large"/);
+  assert.deepEqual(calls, []);
+});
+
+test('A-6 over HTTP/2 a body streamed past the limit is answered 413 and the stream ended; the connection goes on (h2)', async (t) => {
+  const { s, calls } = await start(t, 'h2');
+  const client = await openH2Session(s.url, { ca: s.ca });
+  t.after(() => client.destroy());
+  const stream = client.request({ ':method': 'POST', ':path': '/api/books', 'content-type': 'application/json' });
+  const outcome = new Promise<{ status: number; body: string; rstCode: number | undefined }>((resolve) => {
+    let status = 0;
+    let body = '';
+    stream.on('response', (h) => (status = Number(h[constants.HTTP2_HEADER_STATUS])));
+    stream.setEncoding('utf8').on('data', (c: string) => (body += c));
+    stream.on('error', () => {});
+    stream.on('close', () => resolve({ status, body, rstCode: stream.rstCode }));
+  });
+  // Never ended by the client.
+  for (let i = 0; i < 4; i++) stream.write('['.repeat(512));
+  const big = await outcome;
+  assert.equal(big.status, 413);
+  assert.equal((JSON.parse(big.body) as { type: string }).type, '/problems/payload-too-large');
+  assert.equal(big.rstCode, constants.NGHTTP2_NO_ERROR, 'the rest is refused with RST_STREAM(NO_ERROR) (RFC 9113 §8.1)');
+  const next = client.request({ ':path': '/api/books/1.json' });
+  next.end();
+  const status = await new Promise<number>((resolve) => next.on('response', (h) => resolve(Number(h[constants.HTTP2_HEADER_STATUS]))));
+  next.resume();
+  assert.equal(status, 200);
+  assert.deepEqual(calls, []);
+});

@@ -1,0 +1,86 @@
+// STYLE: no import cycle anywhere in lib/ (static imports, type-only ones and dynamic import()s
+// of a literal path alike): the folder list shows the layers, and a cycle would hide one.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const LIB = fileURLToPath(new URL('../lib/', import.meta.url));
+const SPECIFIER = /(?:^|[\s;])(?:import|export)\s[^'"]*?from\s*['"](\.{1,2}\/[^'"]+)['"]|import\(\s*['"](\.{1,2}\/[^'"]+)['"]\s*\)/g;
+
+function sources(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) return sources(path);
+    return entry.name.endsWith('.ts') && !entry.name.endsWith('.d.ts') ? [path] : [];
+  });
+}
+
+/** Each lib/ module and the lib/ modules it imports. */
+function importGraph(): Map<string, string[]> {
+  const graph = new Map<string, string[]>();
+  for (const file of sources(LIB)) {
+    const text = readFileSync(file, 'utf8');
+    const targets: string[] = [];
+    for (const match of text.matchAll(SPECIFIER)) {
+      const specifier = match[1] ?? match[2] ?? '';
+      const target = resolve(dirname(file), specifier.replace(/\.js$/, '.ts'));
+      if (target.startsWith(LIB)) targets.push(target);
+    }
+    graph.set(file, targets);
+  }
+  return graph;
+}
+
+/** One cycle as a list of modules (the first repeated at the end), or undefined. */
+function findCycle(graph: ReadonlyMap<string, readonly string[]>): string[] | undefined {
+  const state = new Map<string, 'open' | 'done'>();
+  const path: string[] = [];
+  const visit = (node: string): string[] | undefined => {
+    if (state.get(node) === 'done') return undefined;
+    if (state.get(node) === 'open') return [...path.slice(path.indexOf(node)), node];
+    state.set(node, 'open');
+    path.push(node);
+    for (const next of graph.get(node) ?? []) {
+      const cycle = visit(next);
+      if (cycle !== undefined) return cycle;
+    }
+    path.pop();
+    state.set(node, 'done');
+    return undefined;
+  };
+  for (const node of graph.keys()) {
+    const cycle = visit(node);
+    if (cycle !== undefined) return cycle;
+  }
+  return undefined;
+}
+
+test('lib/ has no import cycle', () => {
+  const graph = importGraph();
+  assert.ok(graph.size > 50, 'the walk found the modules of lib/');
+  const cycle = findCycle(graph);
+  assert.equal(cycle?.map((file) => relative(LIB, file)).join(' → '), undefined);
+});
+
+test('the cycle finder finds a cycle (a → b → a) and accepts a diamond', () => {
+  assert.deepEqual(findCycle(new Map([['a', ['b']], ['b', ['a']]])), ['a', 'b', 'a']);
+  assert.equal(findCycle(new Map([['a', ['b', 'c']], ['b', ['d']], ['c', ['d']], ['d', []]])), undefined);
+});
+
+test('the store room imports nothing of auth/, and its stores import only the room, lib/fs and lib/errors', () => {
+  const graph = importGraph();
+  const storeRoom = join(LIB, 'store');
+  for (const [file, targets] of graph) {
+    if (!file.startsWith(storeRoom)) continue;
+    for (const target of targets) assert.ok(!target.startsWith(join(LIB, 'auth')), `${relative(LIB, file)} imports ${relative(LIB, target)}`);
+    const backend = /^(file|postgres|memory)\//.exec(relative(storeRoom, file))?.[1];
+    if (backend === undefined) continue;
+    for (const target of targets) {
+      const inside = relative(storeRoom, target);
+      const ok = inside.startsWith(`${backend}/`) || !inside.includes('/') || target.startsWith(join(LIB, 'fs')) || target === join(LIB, 'errors.ts');
+      assert.ok(ok, `${relative(LIB, file)} imports ${relative(LIB, target)}`);
+    }
+  }
+});

@@ -1,0 +1,185 @@
+// Slow readers (docs/CONTRACT.md L-2 as amended 2026-11-27, H-1): a client that asks for large
+// responses and never takes them (an HTTP/2 window that never opens, a TCP window that closes)
+// cannot pin them in the server's memory. A response that makes no progress for the request
+// time-out is ended, an HTTP/2 session whose every response stalls is destroyed, and the bytes one
+// session holds unsent are bounded. A reader that is slow but steady is served in full.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { tmpdir } from 'node:os';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { connect, type TLSSocket } from 'node:tls';
+import { request } from '../helpers/https.js';
+import { noProcFs, startChildServer, type ChildServer } from './helpers/child-server.js';
+import { ERROR, errorCode, frame, FRAME, headersFrame, RawH2, settingsFrame } from './helpers/h2-frames.js';
+
+const SETTINGS_INITIAL_WINDOW_SIZE = 0x4;
+
+async function tempDir(t: { after: (fn: () => unknown) => void }): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'httpskit-slow-readers-'));
+  t.after(() => rm(dir, { recursive: true, force: true, maxRetries: 5 }).catch(() => {}));
+  return dir;
+}
+
+function windowUpdate(streamId: number, bytes: number): Buffer {
+  const payload = Buffer.alloc(4);
+  payload.writeUInt32BE(bytes, 0);
+  return frame(FRAME.WINDOW_UPDATE, 0, streamId, payload);
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** A normal request on a fresh connection; its status and time. */
+async function normal(server: ChildServer, protocol: 'h1' | 'h2'): Promise<{ status: number; ms: number }> {
+  const started = performance.now();
+  const r = await request(`${server.url}/api/something.json?param1=normal`, { ca: server.ca, protocol });
+  return { status: r.status, ms: performance.now() - started };
+}
+
+test('L-2 HTTP/2 slow readers: 16 connections × 100 streams of 150 KB that never open their window are cut after the request time-out; RSS stays bounded and returns', { skip: noProcFs }, async (t) => {
+  const requestTimeoutMs = 10_000;
+  const bigBytes = 150_000;
+  const CONNECTIONS = 16;
+  const server = await startChildServer(t, await tempDir(t), { requestTimeoutMs, bigBytes }, { exposeGc: true });
+  // Warm up: the first big responses allocate what any server needs for them.
+  for (let i = 0; i < 3; i++) assert.equal((await request(`${server.url}/api/big.json`, { ca: server.ca, protocol: 'h2' })).status, 200);
+  await server.collectGarbage();
+  const baseline = server.rssMiB();
+  const baseFds = server.descriptors();
+
+  // Half announce a window of 0 (nothing can be sent, they read what comes); half keep the default
+  // 64 KiB window, never send WINDOW_UPDATE and stop reading their socket.
+  const hostile: RawH2[] = [];
+  t.after(() => hostile.forEach((c) => c.close()));
+  const opened = performance.now();
+  await Promise.all(
+    Array.from({ length: CONNECTIONS }, async (_, i) => {
+      const c = await RawH2.open(server.port, server.ca);
+      hostile.push(c);
+      const zeroWindow = i % 2 === 0;
+      if (zeroWindow) await c.write(settingsFrame([[SETTINGS_INITIAL_WINDOW_SIZE, 0]]));
+      await c.write(...Array.from({ length: 100 }, (_, n) => headersFrame(2 * n + 1, { path: '/api/big.json' })));
+      if (!zeroWindow) c.reading(false);
+    }),
+  );
+  const sent = (performance.now() - opened) / 1e3;
+
+  // A client that does not read cannot see the server close: open sessions are counted as the
+  // server's descriptors (one per connection) above its baseline.
+  const samples: Array<{ s: number; rss: number; open: number }> = [];
+  const served: Array<{ status: number; ms: number }> = [];
+  while (performance.now() - opened < 40_000) {
+    await sleep(1_000);
+    samples.push({ s: (performance.now() - opened) / 1e3, rss: server.rssMiB(), open: Math.max(0, server.descriptors() - baseFds) });
+    if (samples.length % 5 === 0) served.push(await normal(server, samples.length % 10 === 0 ? 'h1' : 'h2'));
+  }
+  const beforeGc = server.rssMiB();
+  await server.collectGarbage();
+  const final = server.rssMiB();
+  const peak = Math.max(...samples.map((x) => x.rss));
+  const firstCut = samples.find((x) => x.open < CONNECTIONS)?.s;
+  const allCut = samples.find((x) => x.open === 0)?.s;
+  t.diagnostic(`requests sent in ${sent.toFixed(1)} s; RSS baseline ${baseline.toFixed(0)} MiB, peak ${peak.toFixed(0)} MiB, at 40 s ${beforeGc.toFixed(0)} MiB, after a GC ${final.toFixed(0)} MiB; sessions cut from ${String(firstCut?.toFixed(0))} s to ${String(allCut?.toFixed(0))} s`);
+  t.diagnostic(`samples (s, RSS MiB, hostile sessions open): ${samples.map((x) => `${x.s.toFixed(0)} ${x.rss.toFixed(0)} ${x.open}`).join(' | ')}`);
+  t.diagnostic(`normal requests meanwhile: ${served.map((x) => `${x.status} in ${x.ms.toFixed(0)} ms`).join(', ')}`);
+
+  // Refused past the session's limit (4 MiB): RST_STREAM(ENHANCE_YOUR_CALM) for most of the 100.
+  const calm = hostile.filter((_, i) => i % 2 === 0).map((c) => c.frames.filter((f) => f.type === FRAME.RST_STREAM && errorCode(f) === ERROR.ENHANCE_YOUR_CALM).length);
+  t.diagnostic(`streams refused with ENHANCE_YOUR_CALM per zero-window session: ${calm.join(' ')}`);
+  assert.ok(calm.every((n) => n >= 50), 'a session cannot make the server hold 100 large responses');
+  assert.ok(hostile.filter((_, i) => i % 2 === 0).every((c) => c.isClosed), 'the zero-window clients saw their connections closed');
+
+  assert.ok(served.every((x) => x.status === 200), 'normal clients were served throughout');
+  assert.ok(firstCut !== undefined && firstCut >= requestTimeoutMs / 1e3 - 0.5, `no session was cut before the time-out (first at ${String(firstCut)} s)`);
+  // Each response has the whole time-out from when the server wrote it; writing 1,600 of them keeps
+  // this small machine busy for several seconds, so the last sessions go up to that much later.
+  assert.ok(allCut !== undefined && allCut <= sent + (2 * requestTimeoutMs) / 1e3, `every hostile session was cut well within the 40 s (at ${String(allCut)} s)`);
+  // The bound: 16 sessions × 4 MiB of bodies, and the JSON texts they were made from until a GC. Before
+  // the bound (Node refuses streams of a session past its maxSessionMemory, 10 MB) the rise was 166 MiB.
+  assert.ok(peak - baseline < CONNECTIONS * 4 * 1.5 + 32, `RSS rose by ${(peak - baseline).toFixed(0)} MiB`);
+  assert.ok(final - baseline < 64, `RSS is back near its baseline after the cut (${(final - baseline).toFixed(0)} MiB above)`);
+  assert.ok(server.alive());
+});
+
+test('L-2 HTTP/2: a stream whose window stays shut is reset after the request time-out while the session and a slow but steady stream go on', async (t) => {
+  const requestTimeoutMs = 2_000;
+  const bigBytes = 1_000_000;
+  const server = await startChildServer(t, await tempDir(t), { requestTimeoutMs, bigBytes });
+  const c = await RawH2.open(server.port, server.ca);
+  t.after(() => c.close());
+  // Every stream starts with a window of 0; stream 3 is opened 64 KiB every 400 ms (about 160 KB/s,
+  // so its 1 MB takes some 6 s, three request time-outs); stream 1 is never opened.
+  await c.write(settingsFrame([[SETTINGS_INITIAL_WINDOW_SIZE, 0]]), windowUpdate(0, 2 ** 30));
+  await c.write(headersFrame(1, { path: '/api/big.json' }), headersFrame(3, { path: '/api/big.json' }));
+  const started = performance.now();
+  const received = (id: number): number => c.frames.filter((f) => f.type === FRAME.DATA && f.streamId === id).reduce((n, f) => n + f.payload.length, 0);
+  const ended = (id: number): boolean => c.frames.some((f) => f.type === FRAME.DATA && f.streamId === id && (f.flags & 0x1) !== 0);
+  let resetAt: number | undefined;
+  while (!ended(3) && performance.now() - started < 20_000) {
+    await c.write(windowUpdate(3, 65_536));
+    await sleep(400);
+    if (resetAt === undefined && c.frames.some((f) => f.type === FRAME.RST_STREAM && f.streamId === 1)) resetAt = performance.now() - started;
+  }
+  const elapsed = performance.now() - started;
+  t.diagnostic(`stream 1 reset after ${String(resetAt?.toFixed(0))} ms; stream 3 got ${received(3)} bytes in ${elapsed.toFixed(0)} ms`);
+  const reset = c.frames.find((f) => f.type === FRAME.RST_STREAM && f.streamId === 1);
+  assert.ok(reset !== undefined, 'the stalled stream was reset');
+  assert.equal(errorCode(reset), ERROR.CANCEL);
+  assert.ok(resetAt !== undefined && resetAt >= requestTimeoutMs - 100 && resetAt <= requestTimeoutMs + 3_000, `reset after ${String(resetAt)} ms`);
+  assert.ok(ended(3), 'the steady stream got its whole response');
+  assert.ok(elapsed > 2 * requestTimeoutMs, 'the steady stream took longer than the time-out');
+  assert.equal(received(1), 0);
+  assert.ok(!c.isClosed && c.frames.every((f) => f.type !== FRAME.GOAWAY), 'the session goes on');
+});
+
+/** A TLS connection (HTTP/1.1) that has sent a GET of /api/big.json. */
+function h1Get(server: ChildServer): Promise<TLSSocket> {
+  return new Promise((resolve, reject) => {
+    const socket = connect({ host: '127.0.0.1', port: server.port, ca: server.ca, servername: 'localhost', ALPNProtocols: ['http/1.1'] }, () => {
+      socket.off('error', reject);
+      socket.on('error', () => {});
+      socket.write('GET /api/big.json HTTP/1.1\r\nHost: localhost\r\n\r\n');
+      resolve(socket);
+    });
+    socket.once('error', reject);
+  });
+}
+
+test('L-2 HTTP/1.1 slow readers: connections that never read a large response are closed after the request time-out; a slow but steady reader gets all of it', { skip: noProcFs }, async (t) => {
+  const requestTimeoutMs = 2_000;
+  const bigBytes = 8_000_000;
+  const server = await startChildServer(t, await tempDir(t), { requestTimeoutMs, headersTimeoutMs: requestTimeoutMs, bigBytes, http2: false });
+  const baseFds = server.descriptors();
+  // Stuck readers never read: their receive window fills, then the server's send buffer. A paused
+  // client does not see the server close either, so the server's descriptors are counted.
+  const stuck = await Promise.all(Array.from({ length: 10 }, () => h1Get(server)));
+  for (const socket of stuck) socket.pause();
+  t.after(() => stuck.forEach((socket) => socket.destroy()));
+  const started = performance.now();
+  // A steady reader: about 1 MB a second, so its 8 MB take some 8 s, four request time-outs.
+  const steady = await h1Get(server);
+  t.after(() => steady.destroy());
+  let got = 0;
+  steady.on('data', (chunk: Buffer) => {
+    got += chunk.length;
+    steady.pause();
+    setTimeout(() => steady.resume(), chunk.length / 1_000);
+  });
+  assert.equal(server.descriptors(), baseFds + 11);
+  let cutAt: number | undefined;
+  while (performance.now() - started < requestTimeoutMs + 10_000) {
+    await sleep(100);
+    if (server.descriptors() <= baseFds + 1) {
+      cutAt = performance.now() - started;
+      break;
+    }
+  }
+  t.diagnostic(`the 10 stuck readers' connections were closed after ${String(cutAt?.toFixed(0))} ms; the steady reader had ${got} bytes then`);
+  assert.ok(cutAt !== undefined && cutAt >= requestTimeoutMs - 100 && cutAt <= requestTimeoutMs + 3_000, `closed after ${String(cutAt)} ms`);
+  // The steady reader is still served, and gets all of it (its response has a Content-Length).
+  while (got < bigBytes && performance.now() - started < 30_000) await sleep(200);
+  t.diagnostic(`steady reader: ${got} bytes after ${(performance.now() - started).toFixed(0)} ms`);
+  assert.ok(got > bigBytes, `the steady reader got its whole response (${got} bytes)`);
+  assert.ok(performance.now() - started > 2 * requestTimeoutMs, 'the steady reader took longer than the time-out');
+  assert.ok(server.alive());
+});
