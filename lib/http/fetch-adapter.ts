@@ -121,15 +121,19 @@ function noBody(): object {
 }
 
 /**
- * The response the dispatcher writes to (reply.ts's writeReply): one `writeHead`, one `end`. It
- * becomes the Response; `destroy()` before `end()` (a write that failed half-way) rejects, as the
- * global fetch rejects when a connection drops mid-response.
+ * The response the dispatcher writes to (reply.ts: `writeHead`, then `end`, or for a large body
+ * `write`s of pieces and a last `end`, send-body.ts). It becomes the Response; `destroy()` before
+ * the end (a write that failed half-way) rejects, as the global fetch rejects when a connection
+ * drops mid-response. Nothing waits on a reader here: every piece is taken at once.
  */
 class InProcessResponse {
   headersSent = false;
   destroyed = false;
   statusCode = 200;
+  readonly writableLength = 0;
   #headers: Record<string, string | readonly string[]> = {};
+  #pieces: Buffer[] | undefined;
+  #onClose: (() => void) | undefined;
   readonly #method: string;
   readonly #resolve: (response: Response) => void;
   readonly #reject: (error: Error) => void;
@@ -147,9 +151,17 @@ class InProcessResponse {
     return this;
   }
 
-  end(body?: string): this {
+  write(piece: Buffer, callback?: (error?: Error | null) => void): boolean {
+    (this.#pieces ??= []).push(piece);
+    if (callback !== undefined) queueMicrotask(() => callback(null));
+    return true;
+  }
+
+  end(last?: string | Buffer, callback?: () => void): this {
     if (this.destroyed) return this;
     this.destroyed = true;
+    const pieces = this.#pieces;
+    const body = pieces === undefined ? last : Buffer.concat(last === undefined ? pieces : [...pieces, Buffer.from(last)]);
     const headers = new Headers();
     const own = this.#headers;
     for (const name in own) {
@@ -161,6 +173,13 @@ class InProcessResponse {
     const status = this.statusCode;
     const content = body === undefined || this.#method === 'HEAD' || NULL_BODY.has(status) ? null : body;
     this.#resolve(new Response(content, { status, headers }));
+    callback?.();
+    this.#onClose?.();
+    return this;
+  }
+
+  once(event: string, listener: () => void): this {
+    if (event === 'close') this.#onClose = listener;
     return this;
   }
 
@@ -168,6 +187,7 @@ class InProcessResponse {
     if (!this.destroyed) {
       this.destroyed = true;
       this.#reject(new TypeError('fetch failed: the response could not be written'));
+      this.#onClose?.();
     }
     return this;
   }

@@ -234,3 +234,15 @@ test('A-8 mounted in Hono: the service answers under its prefix, Hono\'s own rou
   assert.equal(xml.status, 200);
   assert.match(xml.headers.get('link') ?? '', /^<\/svc\/api\/something\.json>/);
 });
+
+test('A-8 a large body (written in pieces) arrives whole; HEAD of it has none', async (t) => {
+  const big = 'é'.repeat(100_000); // 200 kB of UTF-8: several of the pieces a socket gets
+  const service = memoryService(t, { resources: { big: () => ({ big }) } });
+  const res = await service.fetch('/api/big.json');
+  assert.equal(res.status, 200);
+  const text = await res.text();
+  assert.equal(text, JSON.stringify({ big }));
+  assert.equal(res.headers.get('content-length'), String(Buffer.byteLength(text)));
+  const head = await service.fetch('/api/big.json', { method: 'HEAD' });
+  assert.equal(head.body, null);
+});
