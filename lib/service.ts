@@ -149,7 +149,7 @@ export function createService(options: ServiceOptions = {}): Service {
   const user = createRepresentationHandler({ base: `${basePath}/user/`, resolve: (name) => (name === '' ? undefined : userResource), selector, authenticate: authenticateCaller });
   // R and P: the route table's guards come first (T-3, before anything else); the store opens on demand.
   const admin = (pick: (h: Parts['admin']) => Handler): Handler => async (ctx, params) => pick((await ready()).admin)(ctx, params);
-  // H-3: readiness asks the store itself (a file store: its files readable and its lock taken).
+  // H-3: readiness asks the store itself (a file store: its files read and parsed, never queued behind writes).
   // L-2: at most one check at a time, shared by concurrent probes and kept briefly (health.ts).
   const readiness = createHealth({
     ready: async () => {
