@@ -1,7 +1,7 @@
 // The service in a child process (test/security/fixtures/listener-server.ts), so a test can watch
 // it from outside: its open descriptors in /proc, its limits (`ulimit -n`), its exit.
 import { spawn } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
@@ -22,6 +22,8 @@ export interface ChildServer {
   readonly ca: string;
   /** How many descriptors the child has open right now. */
   descriptors(): number;
+  /** How many of those are sockets (listening ones included): files the store opens and closes are not counted. */
+  sockets(): number;
   /** The child's resident set size right now, in MiB (/proc/<pid>/status). */
   rssMiB(): number;
   /** Asks the child for a full garbage collection (started with `exposeGc`); resolves shortly after. */
@@ -74,6 +76,14 @@ export async function startChildServer(
     port: Number(new URL(url).port),
     ca: cert,
     descriptors: () => readdirSync(`/proc/${pid}/fd`).length,
+    sockets: () =>
+      readdirSync(`/proc/${pid}/fd`).filter((fd) => {
+        try {
+          return readlinkSync(`/proc/${pid}/fd/${fd}`).startsWith('socket:');
+        } catch {
+          return false; // closed while being listed
+        }
+      }).length,
     rssMiB: () => Number(/^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? NaN) / 1024,
     collectGarbage: async () => {
       child.kill('SIGUSR2');
