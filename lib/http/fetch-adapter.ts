@@ -4,6 +4,7 @@ import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import { ServiceError } from '../errors.js';
 import { invalidArgument, validateOptionalObject } from '../validate.js';
 import type { HttpRequest, HttpResponse, RequestHandler } from './messages.js';
+import type { BodySink } from './send-body.js';
 
 /** What `service.fetch` takes besides the global fetch's `RequestInit`: the client's address (A-8). */
 export interface FetchInit extends RequestInit {
@@ -126,7 +127,7 @@ function noBody(): object {
  * the end (a write that failed half-way) rejects, as the global fetch rejects when a connection
  * drops mid-response. Nothing waits on a reader here: every piece is taken at once.
  */
-class InProcessResponse {
+class InProcessResponse implements BodySink {
   headersSent = false;
   destroyed = false;
   statusCode = 200;
