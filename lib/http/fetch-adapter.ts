@@ -78,6 +78,7 @@ function requestParts(input: unknown, init: FetchInit | undefined): RequestParts
     }
   } else if (input instanceof URL) url = input;
   else if (!(input instanceof Request)) throw invalidArgument('input', 'a Request, a URL or a string', input);
+  else if (input.bodyUsed || input.body?.locked === true) throw new ServiceError('ERR_INVALID_ARGUMENT', 'input is a Request whose body was already read');
   if (url !== undefined && url.protocol !== 'https:' && url.protocol !== 'http:') throw invalidArgument('input', 'an http: or https: URL', url.href);
   try {
     if (url !== undefined && (init?.body === undefined || init.body === null)) {

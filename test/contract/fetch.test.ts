@@ -203,6 +203,7 @@ test('A-8 wrong arguments reject with ERR_INVALID_ARGUMENT naming them, never a 
     ['/api/something', { headers: { 'bad name': 'x' } }, /^init /],
     ['/api/something', { headers: { accept: 'a\r\nb' } }, /^init /],
     [new URL('https://localhost/api/something'), { method: 'CONNECT' }, /^init /],
+    [await (async () => { const used = new Request('https://localhost/api/something', { method: 'POST', body: 'x' }); await used.text(); return used; })(), undefined, /^input /],
   ];
   for (const [input, init, message] of bad) {
     await assert.rejects(service.fetch(input as never, init as never), (error: unknown) => isCode('ERR_INVALID_ARGUMENT')(error) && message.test((error as Error).message), String(input));
