@@ -6,7 +6,7 @@ import { parseTrustProxy, type TrustProxy } from './http/trust-proxy.js';
 import { defineResource, type ServedResource } from './resources/definition.js';
 import type { ResourceEntry } from './resources/resource.js';
 import { storeKind } from './store/spec.js';
-import { LOG_LEVELS, type LogLevel } from './log.js';
+import { LOG_LEVELS, stdoutLines, type LogLevel } from './log.js';
 
 /** The password-change events an embedder can subscribe to (CONTRACT A-4). */
 export interface ResetTokenEvent { readonly name: string; readonly token: string; readonly expiresAt: Date }
@@ -99,8 +99,12 @@ export interface ServiceOptions {
    * Content-Location, Link and `next` the service sends; nothing outside it is served. @default '' (none)
    */
   basePath?: string;
-  /** Where log lines go (one JSON object per line), or false for none (A-10: a library is quiet unless asked). @default false */
-  log?: false | ((line: string) => void);
+  /**
+   * Where log lines go (one JSON object per line): a function of one line, `true` for standard
+   * output (batched, flushed at exit), or false for none (A-10: a library is quiet unless asked).
+   * @default false
+   */
+  log?: boolean | ((line: string) => void);
   /** What is logged: 'info' (a line per request), 'warn' (4xx and 5xx), 'error' (5xx), 'off'/'silent' (errors only). @default 'info' */
   logLevel?: 'info' | 'warn' | 'error' | 'off' | 'silent';
   /**
@@ -322,7 +326,8 @@ function pem(value: unknown, name: string): string | Buffer | undefined {
 
 function logOption(value: unknown): false | ((line: string) => void) {
   if (value === false || typeof value === 'function') return value as false | ((line: string) => void);
-  invalid('log must be false or a function of one line');
+  if (value === true) return stdoutLines();
+  invalid('log must be true (standard output), false, or a function of one line');
 }
 
 function postgresOption(value: unknown): PostgresOptions {

@@ -209,3 +209,19 @@ export const MAX_BACKLOG_BYTES = 8 * 2 ** 20;
 export function streamLines(stream: { write(text: string): unknown; readonly writableLength: number }, maxBacklog = MAX_BACKLOG_BYTES): ReturnType<typeof createLineWriter> {
   return createLineWriter((text) => void stream.write(text), undefined, { backlog: () => stream.writableLength, maxBacklog });
 }
+
+let stdoutWriter: ReturnType<typeof createLineWriter> | undefined;
+
+/**
+ * Standard output as a log sink (`log: true`), shared by every service of the process: one batched
+ * writer and one exit hook, so lines still pending when the process exits are written then (to a
+ * file at once, to a pipe as far as it takes them without waiting).
+ */
+export function stdoutLines(): (line: string) => void {
+  if (stdoutWriter === undefined) {
+    const writer = streamLines(process.stdout);
+    process.once('exit', writer.flush);
+    stdoutWriter = writer;
+  }
+  return stdoutWriter.write;
+}

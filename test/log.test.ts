@@ -266,7 +266,7 @@ test('C-6 close() of a library service logging to stdout loses no line, even whe
     script,
     `import { createService } from ${JSON.stringify(index)};
 import { request } from 'node:https';
-const service = createService({ port: 0, store: ${JSON.stringify(join(dir, 'users.json'))}, scrypt: { ln: 10, r: 8, p: 1 } });
+const service = createService({ port: 0, log: true, store: ${JSON.stringify(join(dir, 'users.json'))}, scrypt: { ln: 10, r: 8, p: 1 } });
 const { url } = await service.listen();
 const get = (i) => new Promise((resolve, reject) => request(url + '/api/something.json?param1=n' + i, { rejectUnauthorized: false }, (res) => { res.resume(); res.on('end', resolve); }).on('error', reject).end());
 for (let i = 0; i < 200; i += 20) await Promise.all(Array.from({ length: 20 }, (_, j) => get(i + j)));

@@ -9,6 +9,7 @@
 // be `true` or `false` (Core §4.3.2). Anything else is refused when the schema is compiled: a
 // keyword left out silently would let through what its author meant to refuse.
 import { ServiceError } from '../errors.js';
+import { codePoints, describe, isObject, isPlainObject, jsonEqual, jsonPointer, notJson } from './json-value.js';
 
 /** A schema of the subset: `true`, `false`, or an object of the keywords above. */
 export type JsonSchema = boolean | { readonly [keyword: string]: unknown };
@@ -28,23 +29,6 @@ export interface CompileOptions {
   readonly maxErrors?: number;
 }
 
-const TYPES = ['null', 'boolean', 'object', 'array', 'number', 'string', 'integer'] as const;
-type TypeName = (typeof TYPES)[number];
-
-const DIALECT = /^https:\/\/json-schema\.org\/draft\/2020-12\/schema#?$/;
-
-/** A compiled schema node: checks `value`, reporting through `run` (which knows where it is). */
-type Check = (value: unknown, run: Run) => void;
-
-/** One validation: the path walked so far (pointer tokens, escaped lazily) and what was found. */
-interface Run {
-  readonly path: (string | number)[];
-  readonly errors: SchemaError[];
-  readonly max: number;
-}
-
-const NO_ERRORS: readonly SchemaError[] = Object.freeze([]);
-
 /**
  * Compiles a schema of the subset. `where` names it in refusals (`resources.books.schema`).
  * A keyword outside the subset, or a malformed value of one, is `ServiceError` `ERR_INVALID_OPTION`
@@ -62,6 +46,24 @@ export function compileSchema(schema: unknown, where: string, options: CompileOp
   };
 }
 
+/** A compiled schema node: checks `value`, reporting through `run` (which knows where it is). */
+type Check = (value: unknown, run: Run) => void;
+
+/** One validation: the path walked so far (pointer tokens, escaped only for a refusal) and what was found. */
+interface Run {
+  readonly path: (string | number)[];
+  readonly errors: SchemaError[];
+  readonly max: number;
+}
+
+const NO_ERRORS: readonly SchemaError[] = Object.freeze([]);
+
+const pass: Check = () => {};
+
+function report(run: Run, detail: string): void {
+  if (run.errors.length < run.max) run.errors.push({ pointer: jsonPointer(run.path), detail });
+}
+
 /** Where in the schema a node is, for refusals; the schema objects above it, to refuse a cycle. */
 interface Site {
   readonly where: string;
@@ -70,145 +72,39 @@ interface Site {
 }
 
 function refuse(site: Site, keyword: string | undefined, message: string): never {
-  const pointer = toPointer(keyword === undefined ? site.at : [...site.at, keyword]);
+  const pointer = jsonPointer(keyword === undefined ? site.at : [...site.at, keyword]);
   throw new ServiceError('ERR_INVALID_OPTION', `${site.where}: ${pointer === '' ? 'the schema' : `schema ${pointer}`} ${message}`);
 }
+
+/** What a keyword's compiler is given: its schema object's site, and its siblings. */
+interface KeywordSite extends Site {
+  readonly schema: Readonly<Record<string, unknown>>;
+  readonly keyword: string;
+}
+
+/** Compiles one keyword's value into a check, or `undefined` when it checks nothing (annotations). Refuses a malformed value. */
+type KeywordCompiler = (value: unknown, site: KeywordSite) => Check | undefined;
 
 function compile(schema: unknown, site: Site): Check {
   if (schema === true) return pass;
   if (schema === false) return (_value, run) => report(run, 'is not allowed here');
   if (!isPlainObject(schema)) refuse(site, undefined, `must be an object, true or false (JSON Schema 2020-12), got ${describe(schema)}`);
   if (site.ancestors.has(schema)) refuse(site, undefined, 'contains itself ($ref and cycles are not supported)');
-  site.ancestors.add(schema);
-  const s = schema as Readonly<Record<string, unknown>>;
-  for (const keyword of Object.keys(s)) {
+  for (const keyword of Object.keys(schema)) {
     if (!Object.hasOwn(KEYWORDS, keyword)) {
       refuse(site, keyword, `uses "${keyword}", which this service does not support (supported: ${Object.keys(KEYWORDS).join(', ')})`);
     }
   }
+  site.ancestors.add(schema);
   const checks: Check[] = [];
-  const has = (keyword: string): boolean => Object.hasOwn(s, keyword);
-  const sub = (...tokens: string[]): Site => ({ where: site.where, at: [...site.at, ...tokens], ancestors: site.ancestors });
-
-  if (has('$schema') && (typeof s['$schema'] !== 'string' || !DIALECT.test(s['$schema']))) {
-    refuse(site, '$schema', `must be "https://json-schema.org/draft/2020-12/schema" (the dialect this subset is of), got ${describe(s['$schema'])}`);
+  // The table's order, not the schema's: refusals come in the same order whatever the key order.
+  for (const [keyword, compileKeyword] of Object.entries(KEYWORDS)) {
+    if (!Object.hasOwn(schema, keyword)) continue;
+    const check = compileKeyword(schema[keyword], { ...site, schema, keyword });
+    if (check !== undefined && check !== pass) checks.push(check);
   }
-  for (const keyword of ['title', 'description'] as const) if (has(keyword) && typeof s[keyword] !== 'string') refuse(site, keyword, 'must be a string');
-  if (has('default')) jsonValue(s['default'], sub('default'));
-  if (has('examples')) {
-    if (!Array.isArray(s['examples'])) refuse(site, 'examples', 'must be an array');
-    jsonValue(s['examples'], sub('examples'));
-  }
-
-  if (has('type')) checks.push(typeCheck(s['type'], site));
-  if (has('enum')) {
-    const values = s['enum'];
-    if (!Array.isArray(values) || values.length === 0) refuse(site, 'enum', 'must be a non-empty array');
-    jsonValue(values, sub('enum'));
-    checks.push((value, run) => {
-      if (!values.some((v) => jsonEqual(value, v))) report(run, 'must be one of the values the schema lists (enum)');
-    });
-  }
-  if (has('const')) {
-    const expected = s['const'];
-    jsonValue(expected, sub('const'));
-    checks.push((value, run) => {
-      if (!jsonEqual(value, expected)) report(run, 'must be the value the schema gives (const)');
-    });
-  }
-
-  // Numbers.
-  if (has('minimum')) {
-    const min = finite(s['minimum'], site, 'minimum');
-    checks.push((value, run) => {
-      if (typeof value === 'number' && value < min) report(run, `must be at least ${min}`);
-    });
-  }
-  if (has('maximum')) {
-    const maxValue = finite(s['maximum'], site, 'maximum');
-    checks.push((value, run) => {
-      if (typeof value === 'number' && value > maxValue) report(run, `must be at most ${maxValue}`);
-    });
-  }
-
-  // Strings.
-  if (has('minLength')) {
-    const n = count(s['minLength'], site, 'minLength');
-    checks.push((value, run) => {
-      if (typeof value === 'string' && value.length < 2 * n && codePoints(value) < n) report(run, `must be at least ${n} characters long`);
-    });
-  }
-  if (has('maxLength')) {
-    const n = count(s['maxLength'], site, 'maxLength');
-    checks.push((value, run) => {
-      if (typeof value === 'string' && value.length > n && codePoints(value) > n) report(run, `must be at most ${n} characters long`);
-    });
-  }
-  if (has('pattern')) {
-    const source = s['pattern'];
-    if (typeof source !== 'string') refuse(site, 'pattern', `must be a string (a regular expression), got ${describe(source)}`);
-    let re: RegExp;
-    try {
-      re = new RegExp(source, 'u');
-    } catch (error) {
-      refuse(site, 'pattern', `is not a regular expression with the u flag (ECMA-262): ${(error as Error).message}`);
-    }
-    checks.push((value, run) => {
-      if (typeof value === 'string' && !re.test(value)) report(run, `must match the pattern ${source}`);
-    });
-  }
-
-  // Arrays.
-  if (has('minItems')) {
-    const n = count(s['minItems'], site, 'minItems');
-    checks.push((value, run) => {
-      if (Array.isArray(value) && value.length < n) report(run, `must have at least ${n} entries`);
-    });
-  }
-  if (has('maxItems')) {
-    const n = count(s['maxItems'], site, 'maxItems');
-    checks.push((value, run) => {
-      if (Array.isArray(value) && value.length > n) report(run, `must have at most ${n} entries`);
-    });
-  }
-  if (has('items')) {
-    if (Array.isArray(s['items'])) refuse(site, 'items', 'must be one schema (2020-12); a list of schemas is prefixItems, which this service does not support');
-    const item = compile(s['items'], sub('items'));
-    if (item !== pass) {
-      checks.push((value, run) => {
-        if (!Array.isArray(value)) return;
-        for (let i = 0; i < value.length && run.errors.length < run.max; i++) {
-          run.path.push(i);
-          item(value[i], run);
-          run.path.pop();
-        }
-      });
-    }
-  }
-
-  // Objects.
-  if (has('required')) {
-    const names = s['required'];
-    if (!Array.isArray(names) || !names.every((n): n is string => typeof n === 'string') || new Set(names).size !== names.length) {
-      refuse(site, 'required', 'must be an array of distinct strings');
-    }
-    checks.push((value, run) => {
-      if (!isObject(value)) return;
-      for (const name of names) if (!Object.hasOwn(value, name)) report(run, `must have the member ${JSON.stringify(name)}`);
-    });
-  }
-  let known: ReadonlyMap<string, Check> = new Map();
-  if (has('properties')) {
-    const props = s['properties'];
-    if (!isPlainObject(props)) refuse(site, 'properties', `must be an object of schemas, got ${describe(props)}`);
-    known = new Map(Object.keys(props).map((name) => [name, compile(props[name], sub('properties', name))]));
-  }
-  const others = has('additionalProperties') ? compile(s['additionalProperties'], sub('additionalProperties')) : pass;
-  if (known.size > 0 || others !== pass) checks.push(membersCheck(known, others));
-
   site.ancestors.delete(schema);
-  if (checks.length === 0) return pass;
-  if (checks.length === 1) return checks[0] as Check;
+  if (checks.length <= 1) return checks[0] ?? pass;
   return (value, run) => {
     for (const c of checks) {
       if (run.errors.length >= run.max) return;
@@ -217,17 +113,162 @@ function compile(schema: unknown, site: Site): Check {
   };
 }
 
-/** The keywords of the subset (the values only mark membership). */
-const KEYWORDS: Readonly<Record<string, true>> = Object.freeze({
-  type: true, properties: true, required: true, additionalProperties: true, items: true, enum: true, const: true,
-  minimum: true, maximum: true, minLength: true, maxLength: true, minItems: true, maxItems: true, pattern: true,
-  $schema: true, title: true, description: true, default: true, examples: true,
-});
+/** A subschema's site: below `site`'s keyword, at `tokens`. */
+function below(site: KeywordSite, ...tokens: string[]): Site {
+  return { where: site.where, at: [...site.at, site.keyword, ...tokens], ancestors: site.ancestors };
+}
 
-const pass: Check = () => {};
+const DIALECT = /^https:\/\/json-schema\.org\/draft\/2020-12\/schema#?$/;
+const TYPES = ['null', 'boolean', 'object', 'array', 'number', 'string', 'integer'] as const;
+type TypeName = (typeof TYPES)[number];
+const ARTICLE: { readonly [T in TypeName]: string } = {
+  null: 'null', boolean: 'a boolean', object: 'an object', array: 'an array', number: 'a number', string: 'a string', integer: 'an integer',
+};
 
-/** `properties` and `additionalProperties` (Core §10.3.2.1, §10.3.2.3): each member by its name's schema, or the others'. */
-function membersCheck(known: ReadonlyMap<string, Check>, others: Check): Check {
+/**
+ * The subset, keyword by keyword: the one list of what is supported (a keyword not here is
+ * refused), each with the compiler of its value. Checks run in this order.
+ */
+const KEYWORDS: { readonly [keyword: string]: KeywordCompiler } = {
+  // Annotations (Core §8.1.1, Validation §9): their shape is checked, they check nothing.
+  $schema: (value, site) => {
+    if (typeof value !== 'string' || !DIALECT.test(value)) {
+      refuse(site, site.keyword, `must be "https://json-schema.org/draft/2020-12/schema" (the dialect this subset is of), got ${describe(value)}`);
+    }
+    return undefined;
+  },
+  title: text,
+  description: text,
+  default: json,
+  examples: (value, site) => {
+    if (!Array.isArray(value)) refuse(site, site.keyword, 'must be an array');
+    return json(value, site);
+  },
+
+  // Any type (Validation §6.1).
+  type: (value, site) => {
+    const names = typeof value === 'string' ? [value] : value;
+    if (
+      !Array.isArray(names) ||
+      names.length === 0 ||
+      !names.every((n): n is TypeName => typeof n === 'string' && (TYPES as readonly string[]).includes(n)) ||
+      new Set(names).size !== names.length
+    ) {
+      refuse(site, site.keyword, `must be one of ${TYPES.join(', ')}, or a non-empty list of distinct ones, got ${describe(value)}`);
+    }
+    const wanted = new Set<TypeName>(names);
+    const detail = `must be ${names.map((n) => ARTICLE[n]).join(' or ')}`;
+    return (v, run) => {
+      if (!hasType(v, wanted)) report(run, detail);
+    };
+  },
+  enum: (value, site) => {
+    if (!Array.isArray(value) || value.length === 0) refuse(site, site.keyword, 'must be a non-empty array');
+    json(value, site);
+    return (v, run) => {
+      if (!value.some((allowed) => jsonEqual(v, allowed))) report(run, 'must be one of the values the schema lists (enum)');
+    };
+  },
+  const: (value, site) => {
+    json(value, site);
+    return (v, run) => {
+      if (!jsonEqual(v, value)) report(run, 'must be the value the schema gives (const)');
+    };
+  },
+
+  // Numbers (Validation §6.2).
+  minimum: (value, site) => {
+    const min = finite(value, site);
+    return (v, run) => {
+      if (typeof v === 'number' && v < min) report(run, `must be at least ${min}`);
+    };
+  },
+  maximum: (value, site) => {
+    const max = finite(value, site);
+    return (v, run) => {
+      if (typeof v === 'number' && v > max) report(run, `must be at most ${max}`);
+    };
+  },
+
+  // Strings (Validation §6.3): lengths in code points. A string of 2n UTF-16 units has at least n.
+  minLength: (value, site) => {
+    const n = count(value, site);
+    return (v, run) => {
+      if (typeof v === 'string' && v.length < 2 * n && codePoints(v) < n) report(run, `must be at least ${n} characters long`);
+    };
+  },
+  maxLength: (value, site) => {
+    const n = count(value, site);
+    return (v, run) => {
+      if (typeof v === 'string' && v.length > n && codePoints(v) > n) report(run, `must be at most ${n} characters long`);
+    };
+  },
+  pattern: (value, site) => {
+    if (typeof value !== 'string') refuse(site, site.keyword, `must be a string (a regular expression), got ${describe(value)}`);
+    let re: RegExp;
+    try {
+      re = new RegExp(value, 'u');
+    } catch (error) {
+      refuse(site, site.keyword, `is not a regular expression with the u flag (ECMA-262): ${(error as Error).message}`);
+    }
+    // No g or y flag: test() keeps no state between calls.
+    return (v, run) => {
+      if (typeof v === 'string' && !re.test(v)) report(run, `must match the pattern ${value}`);
+    };
+  },
+
+  // Arrays (Validation §6.4, Core §10.3.1.2).
+  minItems: (value, site) => {
+    const n = count(value, site);
+    return (v, run) => {
+      if (Array.isArray(v) && v.length < n) report(run, `must have at least ${n} entries`);
+    };
+  },
+  maxItems: (value, site) => {
+    const n = count(value, site);
+    return (v, run) => {
+      if (Array.isArray(v) && v.length > n) report(run, `must have at most ${n} entries`);
+    };
+  },
+  items: (value, site) => {
+    if (Array.isArray(value)) refuse(site, site.keyword, 'must be one schema (2020-12); a list of schemas is prefixItems, which this service does not support');
+    const item = compile(value, below(site));
+    if (item === pass) return undefined;
+    return (v, run) => {
+      if (!Array.isArray(v)) return;
+      for (let i = 0; i < v.length && run.errors.length < run.max; i++) {
+        run.path.push(i);
+        item(v[i], run);
+        run.path.pop();
+      }
+    };
+  },
+
+  // Objects (Validation §6.5, Core §10.3.2). A member is an own one: `__proto__` of a parsed body included.
+  required: (value, site) => {
+    if (!Array.isArray(value) || !value.every((n): n is string => typeof n === 'string') || new Set(value).size !== value.length) {
+      refuse(site, site.keyword, 'must be an array of distinct strings');
+    }
+    return (v, run) => {
+      if (!isObject(v)) return;
+      for (const name of value) if (!Object.hasOwn(v, name)) report(run, `must have the member ${JSON.stringify(name)}`);
+    };
+  },
+  properties: (value, site) => {
+    if (!isPlainObject(value)) refuse(site, site.keyword, `must be an object of schemas, got ${describe(value)}`);
+    const known = new Map(Object.keys(value).map((name) => [name, compile(value[name], below(site, name))]));
+    // additionalProperties applies to the members properties does not name: both are checked here.
+    const others = Object.hasOwn(site.schema, 'additionalProperties')
+      ? compile(site.schema['additionalProperties'], { where: site.where, at: [...site.at, 'additionalProperties'], ancestors: site.ancestors })
+      : pass;
+    return members(known, others);
+  },
+  additionalProperties: (value, site) => (Object.hasOwn(site.schema, 'properties') ? undefined : members(new Map(), compile(value, below(site)))),
+};
+
+/** Each member of an object by the schema of its name, or by `others` (additionalProperties). */
+function members(known: ReadonlyMap<string, Check>, others: Check): Check {
+  if (others === pass && [...known.values()].every((c) => c === pass)) return pass;
   return (value, run) => {
     if (!isObject(value)) return;
     for (const name of Object.keys(value)) {
@@ -240,27 +281,6 @@ function membersCheck(known: ReadonlyMap<string, Check>, others: Check): Check {
     }
   };
 }
-
-function typeCheck(type: unknown, site: Site): Check {
-  const names = typeof type === 'string' ? [type] : type;
-  if (
-    !Array.isArray(names) ||
-    names.length === 0 ||
-    !names.every((n): n is TypeName => typeof n === 'string' && (TYPES as readonly string[]).includes(n)) ||
-    new Set(names).size !== names.length
-  ) {
-    refuse(site, 'type', `must be one of ${TYPES.join(', ')}, or a non-empty list of distinct ones, got ${describe(type)}`);
-  }
-  const wanted = new Set<TypeName>(names);
-  const detail = `must be ${names.map((n) => ARTICLE[n]).join(' or ')}`;
-  return (value, run) => {
-    if (!hasType(value, wanted)) report(run, detail);
-  };
-}
-
-const ARTICLE: { readonly [T in TypeName]: string } = {
-  null: 'null', boolean: 'a boolean', object: 'an object', array: 'an array', number: 'a number', string: 'a string', integer: 'an integer',
-};
 
 function hasType(value: unknown, wanted: ReadonlySet<TypeName>): boolean {
   switch (typeof value) {
@@ -278,86 +298,24 @@ function hasType(value: unknown, wanted: ReadonlySet<TypeName>): boolean {
   }
 }
 
-function report(run: Run, detail: string): void {
-  if (run.errors.length < run.max) run.errors.push({ pointer: toPointer(run.path), detail });
+function text(value: unknown, site: KeywordSite): undefined {
+  if (typeof value !== 'string') refuse(site, site.keyword, `must be a string, got ${describe(value)}`);
+  return undefined;
 }
 
-/** RFC 6901 §3: `~` is written `~0` and `/` is written `~1`. */
-function toPointer(tokens: readonly (string | number)[]): string {
-  let pointer = '';
-  for (const t of tokens) pointer += '/' + (typeof t === 'number' ? String(t) : t.replaceAll('~', '~0').replaceAll('/', '~1'));
-  return pointer;
+/** enum, const, default and examples are compared with or shown as JSON: they must be JSON. */
+function json(value: unknown, site: KeywordSite): undefined {
+  const wrong = notJson(value);
+  if (wrong !== undefined) refuse(site, site.keyword, `must be a JSON value, and holds ${wrong}`);
+  return undefined;
 }
 
-/** Code points (Validation §6.3.1: a string's length is its number of characters), lone surrogates counting one each. */
-function codePoints(s: string): number {
-  let n = s.length;
-  for (let i = 0; i < s.length - 1; i++) {
-    const c = s.charCodeAt(i);
-    if (c >= 0xd800 && c <= 0xdbff) {
-      const d = s.charCodeAt(i + 1);
-      if (d >= 0xdc00 && d <= 0xdfff) {
-        n--;
-        i++;
-      }
-    }
-  }
-  return n;
-}
-
-function isObject(value: unknown): value is Readonly<Record<string, unknown>> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-/** An object literal, or one made by JSON.parse or Object.create(null): not an array, a Map, a class instance (a zod schema). */
-function isPlainObject(value: unknown): value is Readonly<Record<string, unknown>> {
-  if (typeof value !== 'object' || value === null) return false;
-  const proto = Object.getPrototypeOf(value) as unknown;
-  return proto === Object.prototype || proto === null;
-}
-
-/** Equality of JSON values (Validation §4.2.2): same type; numbers by value; arrays entry by entry; objects member by member, in any order. */
-function jsonEqual(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
-  if (Array.isArray(a)) {
-    if (!Array.isArray(b) || a.length !== b.length) return false;
-    for (let i = 0; i < a.length; i++) if (!jsonEqual(a[i], b[i])) return false;
-    return true;
-  }
-  if (Array.isArray(b)) return false;
-  const ka = Object.keys(a);
-  if (ka.length !== Object.keys(b).length) return false;
-  for (const k of ka) if (!Object.hasOwn(b, k) || !jsonEqual((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k])) return false;
-  return true;
-}
-
-/** Refuses what is not a JSON value (enum, const, default, examples are compared or shown as JSON). */
-function jsonValue(value: unknown, site: Site, ancestors: Set<object> = new Set()): void {
-  if (value === null || typeof value === 'string' || typeof value === 'boolean') return;
-  if (typeof value === 'number' && Number.isFinite(value)) return;
-  if (!Array.isArray(value) && !isPlainObject(value)) refuse(site, undefined, `must be a JSON value, and holds ${describe(value)}`);
-  if (ancestors.has(value)) refuse(site, undefined, 'must be a JSON value (it contains itself)');
-  ancestors.add(value);
-  for (const k of Object.keys(value)) jsonValue((value as Record<string, unknown>)[k], site, ancestors);
-  ancestors.delete(value);
-}
-
-function finite(value: unknown, site: Site, keyword: string): number {
+function finite(value: unknown, site: KeywordSite): number {
   if (typeof value === 'number' && Number.isFinite(value)) return value;
-  return refuse(site, keyword, `must be a number, got ${describe(value)}`);
+  return refuse(site, site.keyword, `must be a number, got ${describe(value)}`);
 }
 
-function count(value: unknown, site: Site, keyword: string): number {
+function count(value: unknown, site: KeywordSite): number {
   if (typeof value === 'number' && Number.isSafeInteger(value) && value >= 0) return value;
-  return refuse(site, keyword, `must be a non-negative integer, got ${describe(value)}`);
-}
-
-function describe(value: unknown): string {
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'an array';
-  if (typeof value === 'string') return JSON.stringify(value.length > 60 ? `${value.slice(0, 60)}…` : value);
-  if (typeof value === 'number' || typeof value === 'boolean') return String(value);
-  if (typeof value === 'object') return Object.getPrototypeOf(value) === Object.prototype ? 'an object' : `a ${value.constructor?.name ?? 'non-plain'} object`;
-  return typeof value;
+  return refuse(site, site.keyword, `must be a non-negative integer, got ${describe(value)}`);
 }

@@ -1,6 +1,8 @@
 // A-5: JSON Merge Patch (RFC 7396), the body of an item's PATCH. The patch is applied to the
 // current value as JSON shows it, and the result is handed to the item's `put`.
 
+import { isObject } from './json-value.js';
+
 type JsonObject = Record<string, unknown>;
 
 /**
@@ -18,7 +20,8 @@ export function applyMergePatch(target: unknown, patch: unknown): unknown {
 /** RFC 7396 §2's MergePatch, on a target that is already this module's own copy. */
 function merge(target: unknown, patch: unknown): unknown {
   if (!isObject(patch)) return fresh(patch);
-  const result: JsonObject = isObject(target) ? target : {};
+  // The target is this module's own copy (fresh), so it may be changed in place.
+  const result = (isObject(target) ? target : {}) as JsonObject;
   for (const key of Object.keys(patch)) {
     const value = patch[key];
     if (value === undefined) continue; // not JSON: as if the member were absent
@@ -29,10 +32,6 @@ function merge(target: unknown, patch: unknown): unknown {
     set(result, key, merge(Object.hasOwn(result, key) ? result[key] : undefined, value));
   }
   return result;
-}
-
-function isObject(value: unknown): value is JsonObject {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /** Plain assignment to `__proto__` would set the prototype: that one key is defined instead. */

@@ -1,4 +1,4 @@
-// End-to-end over real TLS, HTTP/1.1 and HTTP/2: CONTRACT A-6, the request bodies of an embedder's
+// End-to-end three ways (HTTP/1.1 and HTTP/2 over real TLS, and service.fetch): CONTRACT A-6, the request bodies of an embedder's
 // resource (A-5): 415 with Accept-Post / Accept-Patch, 400 with the place of a JSON syntax error,
 // 413 that reads no further, 422 `unprocessable` with RFC 6901 pointers (JSON and XML problems,
 // E-1), and `parse` throwing → 422 with its message.
@@ -6,8 +6,9 @@ import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { connect } from 'node:tls';
 import { constants } from 'node:http2';
-import { openH2Session, PROTOCOLS, type Protocol } from '../helpers/https.js';
+import { openH2Session, type Protocol } from '../helpers/https.js';
 import { startService, type Started } from '../helpers/service.js';
+import { serve, WAYS, type Served, type Way } from '../helpers/ways.js';
 import { parseXml } from '../helpers/xml-parse.js';
 
 const LIMIT = 1_024;
@@ -67,13 +68,21 @@ function resources(calls: string[]) {
   };
 }
 
+/** Over a socket: for the tests that speak the wire themselves. */
 async function start(t: TestContext, protocol: Protocol): Promise<{ s: Started; calls: string[] }> {
   const calls: string[] = [];
   const s = await startService(t, { resources: resources(calls) }, protocol);
   return { s, calls };
 }
 
-function send(s: Started, method: string, path: string, body: string | Buffer, headers: Record<string, string> = {}) {
+/** Any of the three ways. */
+async function reach(t: TestContext, way: Way): Promise<{ s: Served; calls: string[] }> {
+  const calls: string[] = [];
+  const s = await serve(t, { resources: resources(calls) }, way);
+  return { s, calls };
+}
+
+function send(s: Served, method: string, path: string, body: string | Buffer, headers: Record<string, string> = {}) {
   return s.fetch(path, { method, headers: { 'content-type': 'application/json', ...headers }, body });
 }
 
@@ -86,9 +95,9 @@ function problemOf(r: { status: number; headers: Record<string, unknown>; body: 
   return p;
 }
 
-for (const protocol of PROTOCOLS) {
-  test(`A-6 a body that passes the schema reaches the method: 201 and 200 (${protocol})`, async (t) => {
-    const { s, calls } = await start(t, protocol);
+for (const way of WAYS) {
+  test(`A-6 a body that passes the schema reaches the method: 201 and 200 (${way})`, async (t) => {
+    const { s, calls } = await reach(t, way);
     const created = await send(s, 'POST', '/api/books', JSON.stringify({ title: 'Emma', year: 1815, tags: ['novel'] }));
     assert.equal(created.status, 201, created.body);
     assert.deepEqual(JSON.parse(created.body), { title: 'Emma', year: 1815, tags: ['novel'] });
@@ -98,8 +107,8 @@ for (const protocol of PROTOCOLS) {
     assert.deepEqual(calls, ['books.post', 'books.put']);
   });
 
-  test(`A-6 another media type is 415 naming what is accepted in Accept-Post / Accept-Patch; the method is not called (${protocol})`, async (t) => {
-    const { s, calls } = await start(t, protocol);
+  test(`A-6 another media type is 415 naming what is accepted in Accept-Post / Accept-Patch; the method is not called (${way})`, async (t) => {
+    const { s, calls } = await reach(t, way);
     for (const type of ['text/plain', 'application/x-www-form-urlencoded', 'application/json; charset=iso-8859-1', 'application/merge-patch+json']) {
       const r = await send(s, 'POST', '/api/books', '{"title":"x"}', { 'content-type': type });
       problemOf(r, 415, 'unsupported-media-type');
@@ -118,8 +127,8 @@ for (const protocol of PROTOCOLS) {
     assert.deepEqual(calls, []);
   });
 
-  test(`A-6 malformed JSON is 400 with the line and column in detail (${protocol})`, async (t) => {
-    const { s, calls } = await start(t, protocol);
+  test(`A-6 malformed JSON is 400 with the line and column in detail (${way})`, async (t) => {
+    const { s, calls } = await reach(t, way);
     const p = problemOf(await send(s, 'POST', '/api/books', '{\n  "title": "Dune",\n  "year": ,\n}'), 400, 'bad-request');
     assert.match(String(p['detail']), /line 3, column 11/);
     assert.deepEqual([p['line'], p['column']], [3, 11]);
@@ -130,8 +139,8 @@ for (const protocol of PROTOCOLS) {
     assert.deepEqual(calls, []);
   });
 
-  test(`A-6 a body over maxBodyBytes is 413, declared or streamed (${protocol})`, async (t) => {
-    const { s, calls } = await start(t, protocol);
+  test(`A-6 a body over maxBodyBytes is 413, declared or streamed (${way})`, async (t) => {
+    const { s, calls } = await reach(t, way);
     const body = JSON.stringify({ title: 'x'.repeat(LIMIT) });
     const p = problemOf(await send(s, 'POST', '/api/books', body), 413, 'payload-too-large');
     assert.equal(p['limit'], LIMIT);
@@ -143,8 +152,8 @@ for (const protocol of PROTOCOLS) {
     assert.deepEqual(calls, []);
   });
 
-  test(`A-6 a refused body is 422 unprocessable with RFC 6901 pointers, in JSON (${protocol})`, async (t) => {
-    const { s, calls } = await start(t, protocol);
+  test(`A-6 a refused body is 422 unprocessable with RFC 6901 pointers, in JSON (${way})`, async (t) => {
+    const { s, calls } = await reach(t, way);
     const r = await send(s, 'POST', '/api/books', JSON.stringify({ year: 12.5, tags: ['ok', 'too long'], 'a/b~c': 1, extra: true }));
     const p = problemOf(r, 422, 'unprocessable');
     assert.equal(p['title'], 'Unprocessable Content');
@@ -160,11 +169,17 @@ for (const protocol of PROTOCOLS) {
     const q = problemOf(patch, 422, 'unprocessable');
     assert.deepEqual((q['errors'] as Array<{ pointer: string }>).map((e) => e.pointer).sort(), ['', '/year']);
     assert.deepEqual(JSON.parse((await s.fetch('/api/books/1.json')).body), { title: 'Dune', year: 1965 });
+    // A __proto__ member is a member like any other: not allowed here, and no prototype was set.
+    const proto = problemOf(await send(s, 'POST', '/api/books', '{"title":"x","__proto__":{"admin":true}}'), 422, 'unprocessable');
+    assert.deepEqual((proto['errors'] as Array<{ pointer: string }>).map((e) => e.pointer), ['/__proto__']);
+    const merged = problemOf(await send(s, 'PATCH', '/api/books/1', '{"__proto__":{"year":"x"}}', { 'content-type': 'application/merge-patch+json' }), 422, 'unprocessable');
+    assert.deepEqual((merged['errors'] as Array<{ pointer: string }>).map((e) => e.pointer), ['/__proto__']);
+    assert.equal(({} as { admin?: unknown }).admin, undefined);
     assert.deepEqual(calls, []);
   });
 
-  test(`A-6 / E-1 the 422 in XML: one <i> per refusal, each with its pointer and detail (${protocol})`, async (t) => {
-    const { s } = await start(t, protocol);
+  test(`A-6 / E-1 the 422 in XML: one <i> per refusal, each with its pointer and detail (${way})`, async (t) => {
+    const { s } = await reach(t, way);
     // The answer's representation is chosen first (A-5), so XML is asked for as a representation;
     // the problem then comes as XML, labelled as the Accept accepts best (E-1 amended).
     for (const accept of ['application/xml, application/problem+xml', 'application/xml', 'text/xml']) {
@@ -183,8 +198,8 @@ for (const protocol of PROTOCOLS) {
     }
   });
 
-  test(`A-6 parse() that throws is 422 with its message as detail; what it returns is what the method gets (${protocol})`, async (t) => {
-    const { s, calls } = await start(t, protocol);
+  test(`A-6 parse() that throws is 422 with its message as detail; what it returns is what the method gets (${way})`, async (t) => {
+    const { s, calls } = await reach(t, way);
     const p = problemOf(await send(s, 'POST', '/api/notes', '{"txt":"hello"}'), 422, 'unprocessable');
     assert.equal(p['detail'], 'A note is an object with a string member "text".');
     assert.deepEqual(calls, []);
@@ -195,7 +210,6 @@ for (const protocol of PROTOCOLS) {
   });
 }
 
-/** Reads a raw HTTP/1.1 response head and whether the server then closed the connection. */
 test('A-6 over HTTP/1.1 a chunked body past the limit is answered 413 at once and the connection closed: the rest is never read (h1)', async (t) => {
   const { s, calls } = await start(t, 'h1');
   const { hostname, port } = new URL(s.url);

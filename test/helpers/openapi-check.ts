@@ -16,7 +16,7 @@ export interface CheckedResponse {
 }
 
 const REFUSALS = new Set([400, 404, 405, 414, 431]);
-const PROBLEM_TYPES = new Set(['application/problem+json', 'application/json', 'application/problem+xml', 'application/xml']);
+const PROBLEM_TYPES = new Set(['application/problem+json', 'application/json', 'application/problem+xml', 'application/xml', 'text/xml']);
 const DOCUMENT_ID = 'https://httpskit.invalid/openapi.json';
 
 export interface Checker {
