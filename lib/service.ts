@@ -1,10 +1,10 @@
-import { hkdfSync } from 'node:crypto';
 import { readFile, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { createAuthenticator } from './auth/authenticate.js';
 import { computeHA1, createDigestAuth } from './auth/digest.js';
 import { computeUserhash } from './auth/digest-hash.js';
-import { createDigestVault, digestKeyFingerprint, loadDigestKey, newDigestKey, type DigestVault } from './auth/digest-vault.js';
+import { digestKeyLoader, type DigestKey } from './auth/digest-key.js';
+import { digestKeyFingerprint } from './auth/digest-vault.js';
 import { resolveConfig, type Config, type ServiceOptions } from './config.js';
 import { ServiceError } from './errors.js';
 import { createPasswordHandlers, requireTransport } from './handlers/password.js';
@@ -103,16 +103,25 @@ export interface UserOperations {
   issueResetToken(name: string): Promise<{ readonly token: string; readonly expiresAt: Date }>;
 }
 
-interface Parts {
+/** The store and user operations, opened on first use by anything (a request, a CLI or library call). */
+interface Core {
   readonly store: Store;
   readonly users: Users;
+  readonly realm: string;
+  /** The Digest key, loaded on first use; undefined while Digest is off. */
+  readonly digestKey: (() => Promise<DigestKey>) | undefined;
+  readonly track: (task: Promise<void>) => Promise<void>;
+  /** Settles when the work started after an answer (P-12's issuance and delivery) has finished. */
+  readonly detachedDone: () => Promise<void>;
+}
+
+/** The core and what HTTP requests need: opened on the first request or by listen(). */
+interface Parts extends Core {
   readonly put: Handler;
   readonly post: Handler;
   readonly authenticateCaller: (ctx: RequestContext) => Promise<Caller>;
   readonly admin: ReturnType<typeof createUserHandlers>;
   readonly requestResetToken: Handler;
-  /** Settles when the work started after an answer (P-12's issuance and delivery) has finished. */
-  readonly detachedDone: () => Promise<void>;
 }
 
 /** P-12: tokens issued per account per hour at most; further requests still get 202. */
@@ -127,17 +136,28 @@ export function createService(options: ServiceOptions = {}): Service {
   // H-5: observed only when scraped; a service without --metrics-port does none of the work.
   const metrics = config.metricsPort === undefined ? undefined : createMetrics({ hashes: hashGate });
   const gate = metrics === undefined ? hashGate : countRefusals(hashGate, metrics);
+  let core: Promise<Core> | undefined;
   let parts: Promise<Parts> | undefined;
   const lifecycle = new Lifecycle();
   // The records behind the callers authenticated (see createCallerAuthenticator): weakly held.
   const callerRecords = new WeakMap<Caller, UserRecord>();
   // A failed open (locked or corrupt store) is not remembered: the next request tries again.
-  // A-11: a closed service opens nothing again (a request that needs the store gets 503).
-  const ready = (): Promise<Parts> =>
-    lifecycle.closed ? Promise.reject(new ServiceError('ERR_SERVICE_STATE', 'the service is closed')) : (parts ??= open(config, log, gate, metrics, selector, callerRecords).catch((error: unknown) => {
-      parts = undefined;
+  // A-11: a closed service opens nothing again, and once closed answers nothing that needs the
+  // store (a request gets 503); while it closes (C-5's shutdown delay) what is open serves on.
+  const refused = (): boolean => lifecycle.finished || (lifecycle.closed && core === undefined);
+  const closedError = (): Promise<never> => Promise.reject(new ServiceError('ERR_SERVICE_STATE', 'the service is closed'));
+  const opened = (): Promise<Core> =>
+    refused() ? closedError() : (core ??= openCore(config, log, gate, metrics).catch((error: unknown) => {
+      core = undefined;
       throw error;
     }));
+  const ready = (): Promise<Parts> =>
+    refused() ? closedError() : (parts ??= opened()
+      .then((c) => openHttp(c, config, log, metrics, selector, callerRecords))
+      .catch((error: unknown) => {
+        parts = undefined;
+        throw error;
+      }));
 
   // A loader that asks who the caller is (ResourceContext.authenticate) opens the store on demand.
   const authenticateCaller = async (ctx: RequestContext): Promise<Caller> => (requireHttps(ctx), (await ready()).authenticateCaller(ctx));
@@ -206,7 +226,7 @@ export function createService(options: ServiceOptions = {}): Service {
   // Library and CLI calls are the embedder's own: when the hashing queue is full they wait for
   // room (HTTP callers get 503 instead), so a bulk import of users simply runs at the gate's pace.
   const withUsers = async <T>(fn: (users: Users) => Promise<T>): Promise<T> => {
-    const { users } = await ready();
+    const { users } = await opened();
     for (let delay = 5; ; delay = Math.min(delay * 2, 200)) {
       try {
         return await fn(users);
@@ -308,17 +328,17 @@ export function createService(options: ServiceOptions = {}): Service {
       await Promise.all([listeners?.close(graceMs), scrape?.close()]);
       listeners = undefined;
       scrape = undefined;
-      const opened = await parts?.catch(() => undefined);
+      const open = await core?.catch(() => undefined);
       // A 202 promised a token: its issuance and delivery finish before the store closes, within
       // the same grace as the requests (a store that hangs must not hold the shutdown).
-      if (opened !== undefined) {
-        const gaveUp = await withTimeout(opened.detachedDone(), Math.max(0, deadline - performance.now())).then(
+      if (open !== undefined) {
+        const gaveUp = await withTimeout(open.detachedDone(), Math.max(0, deadline - performance.now())).then(
           () => false,
           () => true,
         );
         if (gaveUp) log.warn(`reset token requests still being issued or delivered after ${graceMs} ms are given up`);
         // Only work given up on has its database connections ended; otherwise the store finishes what it has.
-        await opened.store.close({ abandon: gaveUp });
+        await open.store.close({ abandon: gaveUp });
       }
       });
     },
@@ -372,14 +392,8 @@ export function createService(options: ServiceOptions = {}): Service {
   };
 }
 
-async function open(
-  config: Config,
-  log: Logger,
-  gate: HashGate,
-  metrics: Metrics | undefined,
-  selector: Selector,
-  callerRecords: WeakMap<Caller, UserRecord>,
-): Promise<Parts> {
+/** The store and the user operations: what the CLI and library calls need (no Digest key until a secret is sealed). */
+async function openCore(config: Config, log: Logger, gate: HashGate, metrics: Metrics | undefined): Promise<Core> {
   isCommonPassword(''); // load the bundled list now, not during a request
   const opened = await openStore(config.store, {
     hooks: { onWarning: (message, fields) => log.warn(message, fields), onCompactError: (error) => log.error('users store compaction failed; it is retried later', error) },
@@ -393,20 +407,16 @@ async function open(
     throw error;
   });
   const realm = recorded?.realm ?? config.realm;
-  let vault: DigestVault | undefined;
-  let nonceKey: Buffer | undefined;
-  if (recorded?.digest ?? config.digest) {
-    // U-1 (amended): side files live beside the real store file, so every path to one store (a
-    // symbolic link among them) finds the same key; a memory store's key lives in memory (U-6).
-    const keyFile = config.digestKeyBesideStore ? join(dirname(await resolveStorePath(config.store, false)), 'digest.key') : config.digestKeyFile;
-    const key = config.digestKeyInMemory ? newDigestKey() : await loadDigestKey(keyFile);
-    if (recorded !== undefined && digestKeyFingerprint(key) !== recorded.digestKeyFingerprint) {
-      await store.close();
-      throw new ServiceError('ERR_STORE_SETTINGS', `the Digest key ${keyFile} is not the one this database's servers use (S-4): give every instance the same --digest-key file`);
-    }
-    vault = createDigestVault(key);
-    nonceKey = nonceSecret(key);
-  }
+  // U-1 (amended): side files live beside the real store file, so every path to one store (a
+  // symbolic link among them) finds the same key; a memory store's key lives in memory (U-6).
+  const digestKey =
+    (recorded?.digest ?? config.digest)
+      ? digestKeyLoader({
+          file: async () => (config.digestKeyBesideStore ? join(dirname(await resolveStorePath(config.store, false)), 'digest.key') : config.digestKeyFile),
+          inMemory: config.digestKeyInMemory,
+          recorded: recorded?.digestKeyFingerprint,
+        })
+      : undefined;
   // Work that goes on after its answer was written (P-12's issuance, a token's delivery): close()
   // waits for it within the grace.
   const detached = new Set<Promise<void>>();
@@ -423,24 +433,31 @@ async function open(
     resetTokenTtlMs: config.resetTokenTtlMs,
     now: Date.now,
     digest:
-      vault === undefined
+      digestKey === undefined
         ? undefined
         : {
-            seal: (name, prepared) =>
-              (vault as DigestVault).seal(
-                { 'SHA-256': computeHA1('SHA-256', name, realm, prepared), MD5: computeHA1('MD5', name, realm, prepared) },
-                name,
-              ),
+            seal: async (name, prepared) =>
+              (await digestKey()).vault.seal({ 'SHA-256': computeHA1('SHA-256', name, realm, prepared), MD5: computeHA1('MD5', name, realm, prepared) }, name),
           },
     changed: (event) => fireHook(log, 'onPasswordChanged', config.onPasswordChanged, event),
     issued: (event) => void track(fireHook(log, 'onResetToken', config.onResetToken, event)),
   });
+  const detachedDone = async (): Promise<void> => {
+    while (detached.size > 0) await Promise.all(detached);
+  };
+  return { store, users, realm, digestKey, track, detachedDone };
+}
+
+/** What HTTP requests need besides the core: the authenticator (with the Digest key, when on) and the handlers. */
+async function openHttp(core: Core, config: Config, log: Logger, metrics: Metrics | undefined, selector: Selector, callerRecords: WeakMap<Caller, UserRecord>): Promise<Parts> {
+  const { store, users, realm, track } = core;
+  const key = await core.digestKey?.();
   const auth = createAuthenticator({
     realm,
     users,
     throttle: store.throttle,
     nonces: store.nonces,
-    digest: vault === undefined || nonceKey === undefined ? undefined : { auth: createDigestAuth({ realm, secret: nonceKey }), vault },
+    digest: key === undefined ? undefined : { auth: createDigestAuth({ realm, secret: key.nonceSecret }), vault: key.vault },
     ...(metrics === undefined ? {} : { onRefused: (kind: 'locked' | 'busy') => metrics.throttled(kind) }),
   });
   const { put, post } = createPasswordHandlers({ users, auth, maxBodyBytes: config.maxBodyBytes });
@@ -475,10 +492,7 @@ async function open(
         })(),
       ),
   });
-  const detachedDone = async (): Promise<void> => {
-    while (detached.size > 0) await Promise.all(detached);
-  };
-  return { store, users, put, post, authenticateCaller, admin, requestResetToken, detachedDone };
+  return { ...core, put, post, authenticateCaller, admin, requestResetToken };
 }
 
 /** A frozen copy-free view: the document is shared by every caller of openapi(). */
@@ -490,13 +504,6 @@ function deepFreeze<T>(value: T): T {
   return value;
 }
 
-/**
- * The HMAC key of the stateless Digest nonces, derived from the vault's key file so nonces outlive a
- * restart (a client then gets `stale=true`, not a hard failure) without a second secret on disk.
- */
-function nonceSecret(key: Buffer): Buffer {
-  return Buffer.from(hkdfSync('sha256', key, Buffer.alloc(0), 'httpskit digest nonce', 32));
-}
 
 /** S-4: what this server's configuration says about the settings instances must share. */
 async function wantedSettings(config: Config): Promise<SharedSettings> {

@@ -49,10 +49,20 @@ export async function openDigestVault(keyPath: string): Promise<DigestVault> {
   return createDigestVault(await loadDigestKey(keyPath));
 }
 
-/** The vault key at `keyPath`, created when absent; the same checks as openDigestVault(). */
-export async function loadDigestKey(keyPath: string): Promise<Buffer> {
+/**
+ * The vault key at `keyPath`, created when absent (unless `create: false`: then undefined, and
+ * nothing is created); the same checks as openDigestVault().
+ */
+export async function loadDigestKey(keyPath: string, options?: { readonly create: true }): Promise<Buffer>;
+export async function loadDigestKey(keyPath: string, options: { readonly create: boolean }): Promise<Buffer | undefined>;
+export async function loadDigestKey(keyPath: string, options: { readonly create: boolean } = { create: true }): Promise<Buffer | undefined> {
   if (typeof keyPath !== 'string' || keyPath === '') throw new ServiceError('ERR_INVALID_ARGUMENT', 'keyPath must be a non-empty string');
-  const real = await resolveStorePath(keyPath);
+  const real = await resolveStorePath(keyPath, options.create);
+  if (!options.create) {
+    const key = await readKey(real);
+    if (key !== undefined) await checkStoreDirectory(dirname(real));
+    return key;
+  }
   await checkStoreDirectory(dirname(real));
   return (await readKey(real)) ?? (await createKey(real));
 }

@@ -26,16 +26,17 @@ export function createPasswordHandlers(o: PasswordHandlerOptions) {
     requireTransport(ctx);
     const target = segmentUserName(params['name'] ?? '');
     const who = await o.auth.authenticate(ctx, { bearer: true, bearerFor: target });
+    // The records this request reads: the caller's came with its authentication (Basic, Digest),
+    // the target's is read once here and handed on to the change (issue 20: no read twice).
+    const own = who.caller === target;
     // P-3: a user changes their own password; an admin anyone's (404 if absent); others 403.
-    if (who.caller !== target) {
-      const caller = await o.users.get(who.caller);
+    if (!own) {
+      const caller = who.record ?? (await o.users.get(who.caller));
       if (caller?.role !== 'admin') throw new HttpError(problem(403, 'forbidden', { detail: 'You may change only your own password.' }));
-      if (target === undefined || (await o.users.get(target)) === undefined) {
-        throw new HttpError(problem(404, 'not-found', { detail: 'No such user.' }));
-      }
     }
+    const current = own && who.record !== undefined ? who.record : target === undefined ? undefined : await o.users.get(target);
+    if (!own && current === undefined) throw new HttpError(problem(404, 'not-found', { detail: 'No such user.' }));
     // E-4, RFC 9110 §13.2.1: preconditions once authorized, before the body. No ETag: only `*` holds.
-    const current = await o.users.get(target as string);
     requirePreconditions(ctx.method, ctx.headers, { exists: current !== undefined, etags: [], lastModified: current?.passwordChangedAt });
     const type = parseContentType(ctx.headers['content-type']);
     if (type?.type !== 'text/plain' || (type.charset !== undefined && type.charset !== 'utf-8')) {
@@ -46,8 +47,9 @@ export function createPasswordHandlers(o: PasswordHandlerOptions) {
     await change(target as string, password, {
       via: who.via,
       by: who.via === 'token' ? null : who.caller,
-      ...(who.caller === target && who.password !== undefined ? { knownCurrent: who.password } : {}),
+      ...(own && who.password !== undefined ? { knownCurrent: who.password } : {}),
       ...(who.token === undefined ? {} : { token: who.token }),
+      ...(current === undefined ? {} : { current }),
     });
     return NO_CONTENT;
   }
@@ -64,8 +66,9 @@ export function createPasswordHandlers(o: PasswordHandlerOptions) {
     const target = segmentUserName(params['name'] ?? '');
     const account = target ?? params['name'] ?? '';
     const attempt = await o.auth.gate(account, ctx.address);
+    let record;
     try {
-      const record = target === undefined ? undefined : await o.users.verify(target, oldpasswd);
+      record = target === undefined ? undefined : await o.users.verify(target, oldpasswd);
       if (record === undefined || target === undefined) {
         await attempt.fail();
         // P-5: the old password is in the body, so no challenge is owed: 403, not 401.
@@ -76,7 +79,8 @@ export function createPasswordHandlers(o: PasswordHandlerOptions) {
     } finally {
       await attempt.release();
     }
-    await change(target as string, newpasswd, { via: 'form', by: target as string, knownCurrent: oldpasswd });
+    // The record just verified is handed on: the change reads the user no second time.
+    await change(target as string, newpasswd, { via: 'form', by: target as string, knownCurrent: oldpasswd, current: record });
     return NO_CONTENT;
   }
 

@@ -27,8 +27,11 @@ export class PasswordPolicyError extends ServiceError {
 
 /** Digest secrets support (P-10), present only while Digest is on. */
 export interface DigestSecrets {
-  /** Seals H(user:realm:password) for both algorithms into the record's opaque `digest` field. */
-  seal(name: string, prepared: string): string;
+  /**
+   * Seals H(user:realm:password) for both algorithms into the record's opaque `digest` field.
+   * Asynchronous: the key is loaded on first use, so what never seals never needs it (S-4).
+   */
+  seal(name: string, prepared: string): Promise<string>;
 }
 
 export interface UsersOptions {
@@ -50,6 +53,11 @@ export interface SetPasswordOptions {
   readonly knownCurrent?: string;
   /** A reset token to consume in the same atomic write (P-9: single use). */
   readonly token?: string;
+  /**
+   * The user's record as this request already read it (by the authenticator, or to answer 404):
+   * spares a read. The change itself still runs on the committed state, atomically.
+   */
+  readonly current?: UserRecord;
 }
 
 /**
@@ -111,6 +119,8 @@ export function createUsers(o: UsersOptions): Users {
   }
 
   const hash = (prepared: string): Promise<string> => o.gate.run(() => hashPassword(prepared, o.cost));
+  // The record's `digest` member while Digest is on (P-10), sealed before the atomic update.
+  const seal = async (name: string, prepared: string): Promise<{ digest?: string }> => (o.digest === undefined ? {} : { digest: await o.digest.seal(name, prepared) });
 
   return {
     async add(rawName, password, role = 'user') {
@@ -119,6 +129,7 @@ export function createUsers(o: UsersOptions): Users {
       const prepared = preparePassword(password);
       await policy(name, prepared, undefined, undefined);
       const phc = await hash(prepared);
+      const sealed = await seal(name, prepared);
       const at = o.now();
       const record = await o.store.update(name, (current) => {
         if (current !== undefined) throw new ServiceError('ERR_USER_EXISTS', `user "${name}" already exists`);
@@ -126,7 +137,7 @@ export function createUsers(o: UsersOptions): Users {
           name,
           role,
           hash: phc,
-          ...(o.digest === undefined ? {} : { digest: o.digest.seal(name, prepared) }),
+          ...sealed,
           createdAt: at,
           passwordChangedAt: at,
         };
@@ -147,20 +158,22 @@ export function createUsers(o: UsersOptions): Users {
       if (!upgrade && (o.digest === undefined || record.digest !== undefined)) return record;
       // U-3 / P-10: upgrade a weak hash, or write the Digest secret, on a successful login.
       const phcNext = upgrade ? await hash(prepared) : record.hash;
+      const sealed = await seal(name, prepared);
       await o.store.update(name, (current) => {
         if (current === undefined || current.hash !== record.hash) return { next: undefined, result: undefined };
-        const next: UserRecord = { ...current, hash: phcNext, ...(o.digest === undefined ? {} : { digest: o.digest.seal(name, prepared) }) };
+        const next: UserRecord = { ...current, hash: phcNext, ...sealed };
         return { next, result: undefined };
       });
       return (await o.store.get(name)) ?? record;
     },
 
     async setPassword(name, password, options) {
-      const current = await o.store.get(name);
+      const current = options.current?.name === name ? options.current : await o.store.get(name);
       if (current === undefined) return 'not-found';
       const prepared = preparePassword(password);
       await policy(name, prepared, current, options.knownCurrent);
       const phc = await hash(prepared);
+      const sealed = await seal(name, prepared);
       const at = o.now();
       const outcome = await o.store.update(name, (latest) => {
         if (latest === undefined) return { next: undefined, result: 'not-found' as const };
@@ -169,7 +182,7 @@ export function createUsers(o: UsersOptions): Users {
         const next: UserRecord = {
           ...rest,
           hash: phc,
-          ...(o.digest === undefined ? {} : { digest: o.digest.seal(name, prepared) }),
+          ...sealed,
           resetTokens: [], // P-7: a change kills every outstanding reset token
           passwordChangedAt: at,
         };

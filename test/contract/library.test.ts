@@ -54,7 +54,7 @@ async function mounted(t: import('node:test').TestContext, embedding: (typeof EM
     await service.close();
   });
   const base = `https://localhost:${port}`;
-  return { service, base, fetch: (path: string, init: RequestInit = {}) => request(base + path, { ca: tls.cert, protocol: embedding.protocol, ...init }) };
+  return { service, base, fetch: (path: string, init: RequestInit = {}) => request(base + path, { ca: tls.cert, protocol: embedding.protocol, openapi: service.openapi(), ...init }) };
 }
 
 for (const embedding of EMBEDDINGS) test(`A-1/A-2 the handler mounted on the embedder’s own ${embedding.server} server, with a resource of its own (${embedding.protocol})`, async (t) => {

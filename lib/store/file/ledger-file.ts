@@ -13,23 +13,19 @@
 // attempt. From then on both write their leases, until one is alone again (it left with "q", or its
 // process is gone: ledger-peers.ts). A crashed process's leases expire.
 //
-// Lines: {"f":[account|null,address,at,lease?]} failure · {"s":account} success · {"a":[account,failures,lockedUntil]}
-// account state (compaction) · {"n":[nonce,nc,expiresAt]} · {"i":[account,at]} ·
-// {"l":[lease,account|null,address,expiresAt]} attempt in flight · {"e":lease} (alone or on an "s" line) it ended ·
-// {"p":[server,pid,host]} a server joined · {"q":server} it left · {"k":[server,newcomer]} its leases are written.
+// Split by job: the lines and their codec (ledger-lines.ts), the state and its decisions
+// (../ledger-state.ts), reading and appending the file (line-journal.ts), the peer protocol
+// (ledger-peers.ts); this file puts them together under the lock.
 // A lease id is "<server>.<n>": the leases of a server found gone go with it.
-import { randomBytes } from 'node:crypto';
-import { statSync, watch, type FSWatcher } from 'node:fs';
-import { open, stat } from 'node:fs/promises';
+import { watch, type FSWatcher } from 'node:fs';
 import { basename, dirname } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ServiceError } from '../../errors.js';
-import { writeDurably } from '../../fs/durable-write.js';
-import { errorCode } from '../../fs/errno.js';
-import { assertOwner } from '../../fs/private-files.js';
 import type { Ledgers, Outcome, Reservation, ThrottlePolicy } from '../ledgers.js';
 import { LedgerState, recent, type Lease } from '../ledger-state.js';
-import { PeerTable } from './ledger-peers.js';
+import { decodeLine, encodeLine, type LedgerLine } from './ledger-lines.js';
+import { PeerProtocol } from './ledger-peers.js';
+import { LineJournal } from './line-journal.js';
 
 export interface FileLedgerOptions {
   readonly path: string;
@@ -76,24 +72,15 @@ export function createFileLedgers(o: FileLedgerOptions): FileLedgers {
   const pending = new Set<PendingFailure>();
   // Leases ended in memory ahead of their line ("e" or "f"): a start-over must not bring them back.
   const ended = new Set<string>();
-  // What of the side file has been applied: its identity and how many bytes.
-  let ino = -1;
-  let offset = 0;
-  // Size right after the last compaction: the next one waits until the file has doubled, or a
-  // live state larger than compactBytes would be rewritten on every append.
-  let compactedSize = 0;
+  const journal = new LineJournal(path);
   let tail: Promise<unknown> = Promise.resolve();
 
   // This process as a server on the store: its id (a prefix of its lease ids), the other servers,
   // the newcomers it owes an acknowledgement, and every acknowledgement seen ("<from> <to>").
-  const self = randomBytes(9).toString('base64url');
+  const peers = new PeerProtocol(dropLeasesOf);
+  const { self } = peers;
   let leaseCount = 0;
-  const peers = new PeerTable();
-  const seenPeers = new Set<string>();
-  const owed = new Set<string>();
-  const acks = new Set<string>();
   let joining: Promise<void> | undefined;
-  let member = false;
   /** Announced and answered: attempts may be admitted without waiting for join(). */
   let joined = false;
   let left = false;
@@ -115,122 +102,58 @@ export function createFileLedgers(o: FileLedgerOptions): FileLedgers {
 
   const applyFailure = (account: string | null, address: string, at: number): void => state.applyFailure(account, address, at);
 
-  function apply(line: string): void {
-    let event: unknown;
-    try {
-      event = JSON.parse(line);
-    } catch {
-      o.warn?.(`${path}: skipped a line that does not parse`);
-      return;
-    }
-    if (typeof event !== 'object' || event === null) return;
-    const e = event as Record<string, unknown>;
-    if (typeof e['e'] === 'string') {
-      leases.delete(e['e']);
-      if (Object.keys(e).length === 1) return;
-    }
-    const f = e['f'];
-    const l = e['l'];
-    if (Array.isArray(f) && (typeof f[0] === 'string' || f[0] === null) && typeof f[1] === 'string' && typeof f[2] === 'number') {
-      applyFailure(f[0], f[1], f[2]);
-      if (typeof f[3] === 'string') leases.delete(f[3]);
-    } else if (Array.isArray(l) && typeof l[0] === 'string' && (typeof l[1] === 'string' || l[1] === null) && typeof l[2] === 'string' && typeof l[3] === 'number') {
-      leases.set(l[0], { account: l[1] ?? undefined, address: l[2], expiresAt: l[3], published: true });
-    } else if (typeof e['s'] === 'string') {
-      accounts.delete(e['s']);
-    } else if (Array.isArray(e['a']) && typeof e['a'][0] === 'string' && typeof e['a'][1] === 'number' && typeof e['a'][2] === 'number') {
-      state.touch(accounts, e['a'][0], { failures: e['a'][1], lockedUntil: e['a'][2] });
-    } else if (Array.isArray(e['n']) && typeof e['n'][0] === 'string' && typeof e['n'][1] === 'number' && typeof e['n'][2] === 'number') {
-      state.applyNonce(e['n'][0], e['n'][1], e['n'][2]);
-    } else if (Array.isArray(e['i']) && typeof e['i'][0] === 'string' && typeof e['i'][1] === 'number') {
-      state.applyIssued(e['i'][0], e['i'][1]);
-    } else if (Array.isArray(e['p']) && typeof e['p'][0] === 'string' && typeof e['p'][1] === 'number' && typeof e['p'][2] === 'string') {
-      const id = e['p'][0];
-      if (id === self) return;
-      peers.add(id, { pid: e['p'][1], host: e['p'][2] });
-      // A newcomer (not one re-read after a compaction) waits for our leases before it admits any.
-      if (!seenPeers.has(id) && member) owed.add(id);
-      seenPeers.add(id);
-    } else if (typeof e['q'] === 'string') {
-      peers.delete(e['q']);
-      owed.delete(e['q']);
-      dropLeasesOf(e['q']);
-    } else if (Array.isArray(e['k']) && typeof e['k'][0] === 'string' && typeof e['k'][1] === 'string') {
-      acks.add(`${e['k'][0]} ${e['k'][1]}`);
-    } else {
-      o.warn?.(`${path}: skipped a line of an unknown kind`);
+  function apply(text: string): void {
+    const decoded = decodeLine(text);
+    if (decoded === 'unparsable') return void o.warn?.(`${path}: skipped a line that does not parse`);
+    if (decoded === 'unknown') return void o.warn?.(`${path}: skipped a line of an unknown kind`);
+    if (decoded.ended !== undefined) leases.delete(decoded.ended);
+    const line = decoded.line;
+    switch (line?.kind) {
+      case 'failure':
+        applyFailure(line.account, line.address, line.at);
+        if (line.lease !== undefined) leases.delete(line.lease);
+        return;
+      case 'lease':
+        leases.set(line.id, { account: line.account ?? undefined, address: line.address, expiresAt: line.expiresAt, published: true });
+        return;
+      case 'success':
+        if (line.account !== undefined) accounts.delete(line.account);
+        return;
+      case 'account':
+        state.touch(accounts, line.account, { failures: line.failures, lockedUntil: line.lockedUntil });
+        return;
+      case 'nonce':
+        state.applyNonce(line.nonce, line.nc, line.expiresAt);
+        return;
+      case 'issued':
+        state.applyIssued(line.account, line.at);
+        return;
+      case 'joined':
+      case 'left':
+      case 'ack':
+        peers.apply(line);
+        return;
+      case undefined:
+        return;
     }
   }
 
   function reset(): void {
     state.clear();
     peers.clear();
-    offset = 0;
   }
 
   /** Applies what any process appended since we last looked (a compaction elsewhere: all of it). */
   async function catchUp(): Promise<void> {
-    if (!changed()) return;
-    let info = await stat(path).catch((error: unknown) => {
-      if (errorCode(error) !== 'ENOENT') throw error;
-      return undefined;
-    });
-    if (info === undefined) {
-      if (ino !== -1) startOver();
-      ino = -1;
-      return;
-    }
-    if (info.ino === ino && info.size === offset) return; // the common case: one stat
-    const handle = await open(path, 'r');
-    try {
-      // The identity of what was opened, not of what stat() saw: a compaction elsewhere may have
-      // renamed a new file into place in between, and its bytes are not the old file's.
-      info = await handle.stat();
-      // U-1: a ledger that appeared after open in a shared directory may be another user's.
-      assertOwner(info, path);
-      const wasReset = info.ino !== ino || info.size < offset;
-      if (wasReset) {
-        reset();
-        ino = info.ino;
-      }
-      const length = info.size - offset;
-      const buffer = Buffer.alloc(length);
-      const { bytesRead } = await handle.read(buffer, 0, length, offset);
-      const text = buffer.subarray(0, bytesRead).toString('utf8');
-      // Only whole lines: another process may be half-way through an append.
-      const end = text.lastIndexOf('\n');
-      if (end >= 0) {
-        for (const line of text.slice(0, end).split('\n')) if (line !== '') apply(line);
-        offset += Buffer.byteLength(text.slice(0, end + 1));
-      }
-      // Failures counted ahead of their lines are in no file yet: count them again, after the
-      // file's own state (an "a" line sets an account's count and would overwrite them).
-      if (wasReset) reapplyPending();
-    } finally {
-      await handle.close();
-    }
+    const found = await journal.catchUp({ replaced: reset, line: apply });
+    // The side file is gone: forget it all but what is still on its way to it.
+    if (found === 'gone') reset();
+    // Failures counted ahead of their lines are in no file yet: count them again, after the
+    // file's own state (an "a" line sets an account's count and would overwrite them).
+    if (found === 'gone' || found === 'replaced') reapplyPending();
   }
 
-  /**
-   * Whether the side file differs from what has been applied. Synchronous: one stat of a local
-   * file costs microseconds, a third of what the thread-pool round trip of an asynchronous one costs.
-   */
-  function changed(): boolean {
-    let info;
-    try {
-      info = statSync(path, { throwIfNoEntry: false });
-    } catch {
-      return true; // let catchUp() meet the error
-    }
-    if (info === undefined) return ino !== -1;
-    return info.ino !== ino || info.size !== offset;
-  }
-
-  /** The side file is gone: forget it all but what is still on its way to it. */
-  function startOver(): void {
-    reset();
-    reapplyPending();
-  }
+  const changed = (): boolean => journal.changed();
 
   /** Those a compaction already wrote are in the file just read: only the others. */
   function reapplyPending(): void {
@@ -239,51 +162,26 @@ export function createFileLedgers(o: FileLedgerOptions): FileLedgers {
   }
 
   /** Appends lines durably; the caller holds the lock and has caught up. */
-  async function append(lines: readonly unknown[], durable = true): Promise<void> {
-    let text = lines.map((line) => `${JSON.stringify(line)}\n`).join('');
-    const handle = await open(path, 'a', 0o600);
-    try {
-      // Bytes past `offset` after a catch-up under the lock are a torn line of a crashed append:
-      // end it, or our line would be glued to it and both skipped.
-      if ((await handle.stat()).size > offset) text = `\n${text}`;
-      await handle.write(text);
-      if (durable) await handle.datasync();
-      const info = await handle.stat();
-      ino = info.ino;
-      offset = info.size;
-    } finally {
-      await handle.close();
-    }
-    if (offset > Math.max(compactBytes, 2 * compactedSize)) await compact().catch((error: unknown) => o.warn?.(`${path}: compaction failed: ${(error as Error).message}`));
+  async function append(lines: readonly LedgerLine[], durable = true): Promise<void> {
+    await journal.append(lines.map(encodeLine).join(''), durable);
+    if (journal.wantsCompaction(compactBytes)) await compact().catch((error: unknown) => o.warn?.(`${path}: compaction failed: ${(error as Error).message}`));
   }
 
   /** Rewrites the side file with what still matters (temp file, fsync, rename). */
   async function compact(): Promise<void> {
     const t = now();
-    const lines: unknown[] = [];
-    for (const [account, a] of accounts) lines.push({ a: [account, a.failures, a.lockedUntil] });
-    for (const [address, times] of addresses) for (const at of recent(times, policy.addressWindowMs, t)) lines.push({ f: [null, address, at] });
-    for (const [nonce, n] of nonces) if (n.expiresAt > t) lines.push({ n: [nonce, n.nc, n.expiresAt] });
-    for (const [account, times] of state.issued) for (const at of recent(times, state.issuanceWindowMs, t)) lines.push({ i: [account, at] });
+    const lines: LedgerLine[] = [];
+    for (const [account, a] of accounts) lines.push({ kind: 'account', account, failures: a.failures, lockedUntil: a.lockedUntil });
+    for (const [address, times] of addresses) for (const at of recent(times, policy.addressWindowMs, t)) lines.push({ kind: 'failure', account: null, address, at });
+    for (const [nonce, n] of nonces) if (n.expiresAt > t) lines.push({ kind: 'nonce', nonce, nc: n.nc, expiresAt: n.expiresAt });
+    for (const [account, times] of state.issued) for (const at of recent(times, state.issuanceWindowMs, t)) lines.push({ kind: 'issued', account, at });
     for (const [id, lease] of leases) {
       if (lease.expiresAt <= t) continue;
-      lines.push({ l: [id, lease.account ?? null, lease.address, lease.expiresAt] });
+      lines.push(leaseLine(id, lease));
       lease.published = true; // its end must be written now
     }
-    const live = peers.live(dropLeasesOf);
-    if (member) lines.push({ p: [self, process.pid, peers.host] });
-    for (const [id, peer] of live) lines.push({ p: [id, peer.pid, peer.host] });
-    for (const ack of acks) {
-      const [from = '', to = ''] = ack.split(' ');
-      if ((from === self || live.has(from)) && (to === self || live.has(to))) lines.push({ k: [from, to] });
-    }
-    // Under the lock (append's caller holds it), so no other process appends before the rename;
-    // writeDurably starts from a fresh 0600 temporary file, whatever a crash left behind (U-1).
-    await writeDurably(path, lines.map((line) => `${JSON.stringify(line)}\n`).join(''), { temporary: `${path}.tmp` });
-    const info = await stat(path);
-    ino = info.ino;
-    offset = info.size;
-    compactedSize = info.size;
+    lines.push(...peers.compactionLines());
+    await journal.compact(lines.map(encodeLine).join(''));
     // Every failure counted ahead is in the new file now, from memory.
     for (const p of pending) p.written = true;
   }
@@ -293,28 +191,28 @@ export function createFileLedgers(o: FileLedgerOptions): FileLedgers {
     queued(() =>
       o.exclusive(async () => {
         await catchUp();
-        if (owed.size > 0) await acknowledge();
+        if (peers.owing) await acknowledge();
         return task();
       }),
     );
 
   /** Acknowledges the newcomers seen by a catch-up outside the lock (locked() does it first thing). */
   const answerNewcomers = async (): Promise<void> => {
-    if (owed.size > 0) await locked(async () => undefined);
+    if (peers.owing) await locked(async () => undefined);
   };
 
   /** Under the lock: our leases into the side file, then a "k" line for each newcomer waiting for them. */
   async function acknowledge(): Promise<void> {
-    const lines: unknown[] = [];
+    const lines: LedgerLine[] = [];
     const written: Lease[] = [];
     const t = now();
     for (const [id, lease] of leases) {
       if (lease.published || lease.expiresAt <= t) continue;
-      lines.push({ l: [id, lease.account ?? null, lease.address, lease.expiresAt] });
+      lines.push(leaseLine(id, lease));
       written.push(lease);
     }
-    const newcomers = [...owed];
-    for (const peer of newcomers) lines.push({ k: [self, peer] });
+    const acknowledgements = peers.acknowledgements();
+    lines.push(...acknowledgements.lines);
     // Marked before the write: an attempt that ends while it is under way must write its end.
     for (const lease of written) lease.published = true;
     try {
@@ -323,18 +221,13 @@ export function createFileLedgers(o: FileLedgerOptions): FileLedgers {
       for (const lease of written) lease.published = false;
       throw error;
     }
-    for (const peer of newcomers) owed.delete(peer);
+    acknowledgements.done();
   }
 
   /** The leases of a server that left or whose process is gone. */
   function dropLeasesOf(server: string): void {
     const prefix = `${server}.`;
     for (const id of leases.keys()) if (id.startsWith(prefix)) leases.delete(id);
-  }
-
-  /** No other live server on the store: our attempts in flight may stay in memory. */
-  function alone(): boolean {
-    return peers.live(dropLeasesOf).size === 0;
   }
 
   /**
@@ -345,14 +238,13 @@ export function createFileLedgers(o: FileLedgerOptions): FileLedgers {
     joining ??= (async () => {
       if (watcher === undefined) watchSideFile();
       await locked(async () => {
-        await append([{ p: [self, process.pid, peers.host] }], false);
-        member = true;
+        await append([peers.joinedLine()], false);
+        peers.member = true;
       });
-      const waitFor = [...peers.live(dropLeasesOf).keys()];
+      const waitFor = [...peers.live().keys()];
       const deadline = performance.now() + joinWaitMs;
       for (;;) {
-        const live = peers.live(dropLeasesOf);
-        const silent = waitFor.filter((id) => live.has(id) && !acks.has(`${id} ${self}`));
+        const silent = peers.silent(waitFor);
         if (silent.length === 0) break;
         if (performance.now() >= deadline) {
           o.warn?.(`${path}: ${silent.length} other server(s) on this store did not answer within ${joinWaitMs} ms; attempts they had in flight were not counted here`);
@@ -417,9 +309,9 @@ export function createFileLedgers(o: FileLedgerOptions): FileLedgers {
       left = true;
       watcher?.close();
       watcher = undefined;
-      if ((await joining?.then(() => member, () => false)) !== true) return;
-      member = false;
-      await locked(() => append([{ q: self }], false));
+      if ((await joining?.then(() => peers.member, () => false)) !== true) return;
+      peers.member = false;
+      await locked(() => append([peers.leftLine()], false));
     },
 
     size: () => ({ accounts: accounts.size, addresses: addresses.size, nonces: nonces.size, issued: state.issued.size }),
@@ -428,9 +320,9 @@ export function createFileLedgers(o: FileLedgerOptions): FileLedgers {
       async reserve(account, address) {
         if (!joined && !left) await join();
         if (changed()) await queued(catchUp);
-        if (owed.size > 0) await answerNewcomers(); // checked here too: no await on the usual path
+        if (peers.owing) await answerNewcomers(); // checked here too: no await on the usual path
         // Alone on the store: decided and kept in memory, nothing written.
-        if (alone()) return reserveNow(account, address, true);
+        if (peers.alone()) return reserveNow(account, address, true);
         // A refusal needs no lock (the busy-wait loop asks often); a lease is taken under it, so
         // that no two processes both take the last place in a budget.
         const first = reserveNow(account, address, false);
@@ -440,7 +332,7 @@ export function createFileLedgers(o: FileLedgerOptions): FileLedgers {
           if (!r.ok) return r;
           const lease = leases.get(r.id) as Lease;
           try {
-            await append([{ l: [r.id, account ?? null, address, lease.expiresAt] }], false);
+            await append([leaseLine(r.id, lease)], false);
           } catch (error) {
             leases.delete(r.id);
             throw error;
@@ -467,7 +359,7 @@ export function createFileLedgers(o: FileLedgerOptions): FileLedgers {
               await locked(async () => {
                 leases.delete(id);
                 // One line: another process sees the lease end and the failure at once.
-                if (!failure.written) await append([{ f: [failure.account, address, at, ...(published ? [id] : [])] }]);
+                if (!failure.written) await append([{ kind: 'failure', account: failure.account, address, at, lease: published ? id : undefined }]);
               });
             } finally {
               pending.delete(failure);
@@ -480,7 +372,7 @@ export function createFileLedgers(o: FileLedgerOptions): FileLedgers {
           await locked(async () => {
             leases.delete(id);
             if (forget) accounts.delete(account);
-            await append([{ ...(forget ? { s: account } : {}), ...(published ? { e: id } : {}) }], forget);
+            await append([{ kind: 'success', account: forget ? account : undefined, ended: published ? id : undefined }], forget);
           });
         } finally {
           ended.delete(id);
@@ -492,7 +384,7 @@ export function createFileLedgers(o: FileLedgerOptions): FileLedgers {
       claim: (nonce, nc, expiresAt) =>
         locked(async () => {
           if (!state.claimNonce(nonce, nc, expiresAt, now())) return false;
-          await append([{ n: [nonce, nc, expiresAt] }]);
+          await append([{ kind: 'nonce', nonce, nc, expiresAt }]);
           return true;
         }),
     },
@@ -502,9 +394,13 @@ export function createFileLedgers(o: FileLedgerOptions): FileLedgers {
         locked(async () => {
           const t = now();
           if (!state.takeIssuance(account, max, windowMs, t)) return false;
-          await append([{ i: [account, t] }]);
+          await append([{ kind: 'issued', account, at: t }]);
           return true;
         }),
     },
   };
+}
+
+function leaseLine(id: string, lease: Lease): LedgerLine {
+  return { kind: 'lease', id, account: lease.account ?? null, address: lease.address, expiresAt: lease.expiresAt };
 }
