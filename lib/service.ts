@@ -142,14 +142,17 @@ export function createService(options: ServiceOptions = {}): Service {
   // The records behind the callers authenticated (see createCallerAuthenticator): weakly held.
   const callerRecords = new WeakMap<Caller, UserRecord>();
   // A failed open (locked or corrupt store) is not remembered: the next request tries again.
-  // A-11: a closed service opens nothing again (a request that needs the store gets 503).
+  // A-11: a closed service opens nothing again, and once closed answers nothing that needs the
+  // store (a request gets 503); while it closes (C-5's shutdown delay) what is open serves on.
+  const refused = (): boolean => lifecycle.finished || (lifecycle.closed && core === undefined);
+  const closedError = (): Promise<never> => Promise.reject(new ServiceError('ERR_SERVICE_STATE', 'the service is closed'));
   const opened = (): Promise<Core> =>
-    lifecycle.closed ? Promise.reject(new ServiceError('ERR_SERVICE_STATE', 'the service is closed')) : (core ??= openCore(config, log, gate, metrics).catch((error: unknown) => {
+    refused() ? closedError() : (core ??= openCore(config, log, gate, metrics).catch((error: unknown) => {
       core = undefined;
       throw error;
     }));
   const ready = (): Promise<Parts> =>
-    (parts ??= opened()
+    refused() ? closedError() : (parts ??= opened()
       .then((c) => openHttp(c, config, log, metrics, selector, callerRecords))
       .catch((error: unknown) => {
         parts = undefined;

@@ -125,6 +125,8 @@ export interface RepresentationOptions {
   readonly collection?: string | undefined;
   /** The route parameter holding the segment. @default 'resource' */
   readonly param?: string | undefined;
+  /** The ETags' memo, when shared with the writes of the same items (a PUT's answer is the next GET's). */
+  readonly etagOf?: EtagOf | undefined;
 }
 
 /**
@@ -134,7 +136,7 @@ export interface RepresentationOptions {
 export function createRepresentationHandler(options: RepresentationOptions) {
   const { base, resolve, selector, authenticate, collection } = options;
   const param = options.param ?? 'resource';
-  const etagOf = createEtagMemo();
+  const etagOf = options.etagOf ?? createEtagMemo();
   const targetOf = createTargetMemo(base);
   return function representation(ctx: RequestContext, params: Readonly<Record<string, string>>): Reply | Promise<Reply> {
     const segment = params[param] ?? '';

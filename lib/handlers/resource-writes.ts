@@ -17,7 +17,7 @@ import { bareSegment } from '../http/path-segment.js';
 import { readJsonBody } from '../http/json-body.js';
 import { applyMergePatch } from '../resources/merge-patch.js';
 import type { Caller, Created, ResourceDefinition } from '../resources/resource.js';
-import { createTargetMemo, ItemLoaderContext, LoaderContext, representationEtags, representValue, searchOf, selectFor, type Target } from './representation.js';
+import { createTargetMemo, ItemLoaderContext, LoaderContext, representationEtags, representValue, searchOf, selectFor, type EtagOf, type Target } from './representation.js';
 
 export interface ResourceWriteOptions {
   readonly resource: ServedResource;
@@ -25,6 +25,8 @@ export interface ResourceWriteOptions {
   readonly authenticate: (ctx: RequestContext) => Promise<Caller>;
   /** A-9: the mount prefix of the URLs written (Location, Content-Location, Link). @default '' */
   readonly basePath?: string;
+  /** The item GET's ETag memo: a write's answer is usually what the next GET sends. @default unmemoized */
+  readonly etagOf?: EtagOf;
 }
 
 export interface ResourceWriteHandlers {
@@ -37,8 +39,6 @@ export interface ResourceWriteHandlers {
 const NO_CONTENT: Reply = { status: 204, headers: { 'cache-control': 'no-store' } };
 const JSON_TYPES = ['application/json'] as const;
 const MERGE_PATCH_TYPES = ['application/merge-patch+json'] as const;
-// The answers carry the ETag a client sends back in If-Match: the same tag a GET gives.
-const etagOf = strongEtag;
 
 /** The write handlers a definition's methods call for; none for a plain loader. */
 export function createResourceWriteHandlers(o: ResourceWriteOptions): ResourceWriteHandlers {
@@ -48,6 +48,8 @@ export function createResourceWriteHandlers(o: ResourceWriteOptions): ResourceWr
   const { name, check, maxBodyBytes, requireConditional } = resource;
   const shape = { root: resource.itemRoot };
   const basePath = o.basePath ?? '';
+  // The answers carry the ETag a client sends back in If-Match: the same tag a GET gives.
+  const etagOf = o.etagOf ?? strongEtag;
   const itemBase = `${basePath}/api/${name}/`;
   const collectionTargets = createTargetMemo(`${basePath}/api/`);
   const itemTargets = createTargetMemo(itemBase);
@@ -75,12 +77,18 @@ export function createResourceWriteHandlers(o: ResourceWriteOptions): ResourceWr
     if (getItem === undefined) return { exists: false, value: undefined };
     const value = await getItem.call(item, target.name, searchOf(target.pairs), context);
     const exists = value !== undefined;
-    requirePreconditions(ctx.method, ctx.headers, { exists, etags: exists ? representationEtags(shape, value) : [] });
+    // The tags cost two serializations and three hashes: made only when a condition asks.
+    if (ctx.headers['if-match'] !== undefined || ctx.headers['if-none-match'] !== undefined) {
+      requirePreconditions(ctx.method, ctx.headers, { exists, etags: exists ? representationEtags(shape, value) : [] });
+    }
     return { exists, value };
   };
 
-  const answer = (status: number, target: Target, selection: ReturnType<typeof selectFor>, value: unknown, location?: string): Reply =>
-    value === undefined ? NO_CONTENT : representValue(status, target, selection, shape, value, etagOf, location === undefined ? {} : { location });
+  /** A write's answer: the value's representation, or no content when the method returned none (201 keeps its Location). */
+  const answer = (status: number, target: Target, selection: ReturnType<typeof selectFor>, value: unknown, location?: string): Reply => {
+    if (value !== undefined) return representValue(status, target, selection, shape, value, etagOf, location === undefined ? {} : { location });
+    return location === undefined ? NO_CONTENT : { status: 201, headers: { location, 'cache-control': 'no-store' } };
+  };
 
   const handlers: { post?: Handler; put?: Handler; patch?: Handler; delete?: Handler } = {};
 

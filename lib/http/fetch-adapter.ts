@@ -4,6 +4,7 @@ import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import { ServiceError } from '../errors.js';
 import { invalidArgument, validateOptionalObject } from '../validate.js';
 import type { HttpRequest, HttpResponse, RequestHandler } from './messages.js';
+import type { BodySink } from './send-body.js';
 
 /** What `service.fetch` takes besides the global fetch's `RequestInit`: the client's address (A-8). */
 export interface FetchInit extends RequestInit {
@@ -36,28 +37,36 @@ const NULL_BODY = new Set([101, 103, 204, 205, 304]);
  */
 export function createFetchHandler(handler: RequestHandler): FetchHandler {
   return async function fetch(input, init) {
-    const request = toRequest(input, init);
-    const url = new URL(request.url);
-    const secure = url.protocol === 'https:';
-    const address = init?.address ?? '127.0.0.1';
-    const headers = nodeHeaders(request, url);
-    const req = request.body === null ? noBody() : Readable.fromWeb(request.body as WebReadableStream<Uint8Array>);
+    const { method, url, headers, body } = requestParts(input, init);
+    const req = body === null ? noBody() : Readable.fromWeb(body as WebReadableStream<Uint8Array>);
     Object.assign(req, {
-      method: request.method,
+      method,
       url: `${url.pathname}${url.search}`,
-      headers,
+      headers: nodeHeaders(headers, url, body !== null),
       httpVersionMajor: 1,
       httpVersionMinor: 1,
-      socket: { encrypted: secure, remoteAddress: address },
+      socket: { encrypted: url.protocol === 'https:', remoteAddress: init?.address ?? '127.0.0.1' },
     });
     return new Promise<Response>((resolve, reject) => {
-      handler(req as unknown as HttpRequest, new InProcessResponse(request.method, resolve, reject) as unknown as HttpResponse);
+      handler(req as unknown as HttpRequest, new InProcessResponse(method, resolve, reject) as unknown as HttpResponse);
     });
   };
 }
 
-/** The input and init as a Request, or ERR_INVALID_ARGUMENT naming what is wrong (never a TypeError from inside). */
-function toRequest(input: unknown, init: FetchInit | undefined): Request {
+/** What a request is made of, as the Fetch standard reads it from `fetch`'s arguments. */
+interface RequestParts {
+  readonly method: string;
+  readonly url: URL;
+  readonly headers: Headers;
+  readonly body: ReadableStream<Uint8Array> | null;
+}
+
+/**
+ * The input and init as the Fetch standard would make them a Request, or ERR_INVALID_ARGUMENT
+ * naming what is wrong (never a TypeError from inside). A URL or a path without a body (the usual
+ * test request) is read without building a Request, which costs more than the rest of the call.
+ */
+function requestParts(input: unknown, init: FetchInit | undefined): RequestParts {
   validateOptionalObject(init as unknown, 'init');
   if (init?.address !== undefined && (typeof init.address !== 'string' || init.address === '')) throw invalidArgument('init.address', 'an IP address (a string)', init.address);
   let url: URL | undefined;
@@ -69,13 +78,30 @@ function toRequest(input: unknown, init: FetchInit | undefined): Request {
     }
   } else if (input instanceof URL) url = input;
   else if (!(input instanceof Request)) throw invalidArgument('input', 'a Request, a URL or a string', input);
+  else if (input.bodyUsed || input.body?.locked === true) throw new ServiceError('ERR_INVALID_ARGUMENT', 'input is a Request whose body was already read');
   if (url !== undefined && url.protocol !== 'https:' && url.protocol !== 'http:') throw invalidArgument('input', 'an http: or https: URL', url.href);
   try {
-    return url === undefined ? (init === undefined ? (input as Request) : new Request(input as Request, init)) : new Request(url, init);
+    if (url !== undefined && (init?.body === undefined || init.body === null)) {
+      return { method: normalizeMethod(init?.method ?? 'GET'), url, headers: new Headers(init?.headers), body: null };
+    }
+    const request = url === undefined ? (init === undefined ? (input as Request) : new Request(input as Request, init)) : new Request(url, init);
+    return { method: request.method, url: url ?? new URL(request.url), headers: request.headers, body: request.body };
   } catch (error) {
-    // The Fetch standard's own refusals (a body on GET, a forbidden method…): what the message says.
+    // The Fetch standard's own refusals (a body on GET, a forbidden method, a bad header…): what the message says.
     throw new ServiceError('ERR_INVALID_ARGUMENT', `${init === undefined ? 'input' : 'init'} is not a request the Fetch standard allows: ${(error as Error).message}`, { cause: error });
   }
+}
+
+const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+const NORMALIZED_METHODS = new Set(['DELETE', 'GET', 'HEAD', 'OPTIONS', 'POST', 'PUT']);
+const FORBIDDEN_METHODS = new Set(['CONNECT', 'TRACE', 'TRACK']);
+
+/** Fetch §2.2.1: a method is a token; CONNECT, TRACE and TRACK are forbidden; the six common ones are uppercased. */
+function normalizeMethod(method: unknown): string {
+  if (typeof method !== 'string' || !TOKEN.test(method)) throw new TypeError(`'${String(method)}' is not a valid HTTP method.`);
+  const upper = method.toUpperCase();
+  if (FORBIDDEN_METHODS.has(upper)) throw new TypeError(`'${method}' HTTP method is unsupported.`);
+  return NORMALIZED_METHODS.has(upper) ? upper : method;
 }
 
 /**
@@ -83,11 +109,11 @@ function toRequest(input: unknown, init: FetchInit | undefined): Request {
  * Headers object has already joined them), `host` from the URL when not given, and a body's
  * framing (a Request's body is a stream of unknown length: chunked).
  */
-function nodeHeaders(request: Request, url: URL): IncomingHttpHeaders {
+function nodeHeaders(fields: Headers, url: URL, hasBody: boolean): IncomingHttpHeaders {
   const headers: IncomingHttpHeaders = {};
-  for (const [name, value] of request.headers) headers[name] = value;
+  for (const [name, value] of fields) headers[name] = value;
   headers.host ??= url.host;
-  if (request.body !== null && headers['content-length'] === undefined) headers['transfer-encoding'] = 'chunked';
+  if (hasBody && headers['content-length'] === undefined) headers['transfer-encoding'] = 'chunked';
   return headers;
 }
 
@@ -97,15 +123,19 @@ function noBody(): object {
 }
 
 /**
- * The response the dispatcher writes to (reply.ts's writeReply): one `writeHead`, one `end`. It
- * becomes the Response; `destroy()` before `end()` (a write that failed half-way) rejects, as the
- * global fetch rejects when a connection drops mid-response.
+ * The response the dispatcher writes to (reply.ts: `writeHead`, then `end`, or for a large body
+ * `write`s of pieces and a last `end`, send-body.ts). It becomes the Response; `destroy()` before
+ * the end (a write that failed half-way) rejects, as the global fetch rejects when a connection
+ * drops mid-response. Nothing waits on a reader here: every piece is taken at once.
  */
-class InProcessResponse {
+class InProcessResponse implements BodySink {
   headersSent = false;
   destroyed = false;
   statusCode = 200;
+  readonly writableLength = 0;
   #headers: Record<string, string | readonly string[]> = {};
+  #pieces: Buffer[] | undefined;
+  #onClose: (() => void) | undefined;
   readonly #method: string;
   readonly #resolve: (response: Response) => void;
   readonly #reject: (error: Error) => void;
@@ -123,9 +153,17 @@ class InProcessResponse {
     return this;
   }
 
-  end(body?: string): this {
+  write(piece: Buffer, callback?: (error?: Error | null) => void): boolean {
+    (this.#pieces ??= []).push(piece);
+    if (callback !== undefined) queueMicrotask(() => callback(null));
+    return true;
+  }
+
+  end(last?: string | Buffer, callback?: () => void): this {
     if (this.destroyed) return this;
     this.destroyed = true;
+    const pieces = this.#pieces;
+    const body = pieces === undefined ? last : Buffer.concat(last === undefined ? pieces : [...pieces, Buffer.from(last)]);
     const headers = new Headers();
     const own = this.#headers;
     for (const name in own) {
@@ -137,6 +175,13 @@ class InProcessResponse {
     const status = this.statusCode;
     const content = body === undefined || this.#method === 'HEAD' || NULL_BODY.has(status) ? null : body;
     this.#resolve(new Response(content, { status, headers }));
+    callback?.();
+    this.#onClose?.();
+    return this;
+  }
+
+  once(event: string, listener: () => void): this {
+    if (event === 'close') this.#onClose = listener;
     return this;
   }
 
@@ -144,6 +189,7 @@ class InProcessResponse {
     if (!this.destroyed) {
       this.destroyed = true;
       this.#reject(new TypeError('fetch failed: the response could not be written'));
+      this.#onClose?.();
     }
     return this;
   }

@@ -3,6 +3,7 @@ import type { RequestContext } from '../http/context.js';
 import type { RouteDecl } from '../http/route-table.js';
 import { createRepresentationHandler } from '../handlers/representation.js';
 import { createResourceWriteHandlers } from '../handlers/resource-writes.js';
+import { createEtagMemo } from '../representation/etag.js';
 import { ref, schemaRef } from '../ops/openapi.js';
 import type { ServedResource } from '../resources/definition.js';
 import type { Caller } from '../resources/resource.js';
@@ -24,11 +25,13 @@ export function apiRoutes(resources: ReadonlyMap<string, ServedResource>, option
   const routes: RouteDecl[] = [];
   for (const resource of resources.values()) {
     const itemResource = resource.item;
+    // One ETag memo per resource's items: a write's answer is what the next GET of the item sends.
+    const etagOf = createEtagMemo();
     const item =
       itemResource === undefined
         ? undefined
-        : createRepresentationHandler({ base: `${basePath}/api/${resource.name}/`, resolve: () => itemResource, selector, authenticate, collection: resource.name, param: 'id' });
-    const writes = createResourceWriteHandlers({ resource, selector, authenticate, basePath });
+        : createRepresentationHandler({ base: `${basePath}/api/${resource.name}/`, resolve: () => itemResource, selector, authenticate, collection: resource.name, param: 'id', etagOf });
+    const writes = createResourceWriteHandlers({ resource, selector, authenticate, basePath, etagOf });
     const builtIn =
       resource.name === 'something' && resource.collection?.load === something
         ? { id: 'getSomething', summary: 'The built-in resource (N-9)', schema: schemaRef('Something'), parameters: [ref('parameters', 'Param1')] }

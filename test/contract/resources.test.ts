@@ -379,3 +379,38 @@ test('A-5 createService refuses a wrong definition with ERR_INVALID_OPTION namin
     );
   }
 });
+
+test('A-8 a representation larger than one write piece (64 KiB, sent in pieces) comes whole through service.fetch', async (t) => {
+  const s = await serve(t, { resources: { big: { item: { get: (id: string) => ({ id, text: 'é'.repeat(100_000) }) } } } }, 'fetch');
+  const r = await s.fetch('/api/big/1.json');
+  assert.equal(r.status, 200);
+  assert.equal(Number(r.headers['content-length']), r.raw.length);
+  assert.equal((json(r) as { text: string }).text.length, 100_000);
+});
+
+test('A-5 with A-9: under a basePath, Location, Content-Location, Link and the OpenAPI server carry the prefix', async (t) => {
+  const s = await serve(t, { basePath: '/svc', resources: { books: library().definition } }, 'fetch');
+  const created = await s.fetch('/svc/api/books', { method: 'POST', headers: JSON_BODY, body: '{"title":"Emma"}', unchecked: true });
+  assert.equal(created.status, 201, created.body);
+  assert.equal(created.headers['location'], '/svc/api/books/2');
+  assert.equal(created.headers['content-location'], '/svc/api/books/2.json');
+  assert.equal(created.headers['link'], '</svc/api/books/2.xml>; rel="alternate"; type="application/xml"');
+  const made = await s.fetch('/svc/api/books/x.xml', { method: 'PUT', headers: JSON_BODY, body: '{"title":"X"}', unchecked: true });
+  assert.equal(made.headers['location'], '/svc/api/books/x');
+  assert.equal(made.headers['link'], '</svc/api/books/x.json>; rel="alternate"; type="application/json"');
+  assert.deepEqual((s.service.openapi() as { servers: unknown }).servers, [{ url: '/svc' }]);
+  assert.equal((await s.fetch('/api/books/1', { unchecked: true })).status, 404, 'nothing outside the prefix');
+});
+
+test('A-5 a put that returns nothing: 204, or 201 with only Location when the item is new', async (t) => {
+  const items = new Map<string, unknown>([['a', { n: 1 }]]);
+  const s = await serve(t, { resources: { notes: { item: { get: (id: string) => items.get(id), put: (id: string, body: unknown) => void items.set(id, body) } } } }, 'fetch');
+  const replaced = await s.fetch('/api/notes/a', { method: 'PUT', headers: JSON_BODY, body: '{"n":2}' });
+  assert.equal(replaced.status, 204);
+  assert.equal(replaced.body, '');
+  const created = await s.fetch('/api/notes/b', { method: 'PUT', headers: JSON_BODY, body: '{"n":3}', unchecked: true });
+  assert.equal(created.status, 201);
+  assert.equal(created.headers['location'], '/api/notes/b');
+  assert.equal(created.body, '');
+  assert.deepEqual(items.get('b'), { n: 3 });
+});

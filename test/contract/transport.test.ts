@@ -230,7 +230,7 @@ test('L-1 a first request whose answer takes longer than the idle time-out is an
     keepAliveTimeoutMs: 300,
     resources: { slow: async () => (await new Promise((resolve) => setTimeout(resolve, 1_500)), { done: true }) },
   });
-  const r = await request(`${s.url}/api/slow.json`, { ca: s.ca, headers: { connection: 'close' } });
+  const r = await request(`${s.url}/api/slow.json`, { ca: s.ca, openapi: s.service.openapi(), headers: { connection: 'close' } });
   assert.equal(r.status, 200);
   assert.deepEqual(JSON.parse(r.body), { done: true });
 });

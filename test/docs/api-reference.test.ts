@@ -39,3 +39,11 @@ test('A-10 no row of the options table names an option that does not exist', () 
   const names = new Set(optionNames());
   for (const row of rows) for (const [, name] of (row.split(/(?<!\\)\|/)[1] ?? '').matchAll(/`([A-Za-z0-9]+)`/g)) assert.ok(names.has(name as string), `${name} is an option`);
 });
+
+test('A-1 every export of the package is named in docs/reference/api.md\'s exports', () => {
+  const dts = readFileSync(join(ROOT, 'dist', 'lib', 'index.d.ts'), 'utf8');
+  const names = [...dts.matchAll(/^export (?:type )?\{([^}]*)\}/gm)].flatMap((m) => (m[1] as string).split(',').map((n) => n.trim()).filter((n) => n !== ''));
+  assert.ok(names.length > 20, `read ${names.length} exports`);
+  const section = page.slice(page.indexOf('\n## Exports\n'), page.indexOf('\n## ', page.indexOf('\n## Exports\n') + 1));
+  for (const name of names) assert.match(section, new RegExp(`\`${name}[\`(]`), name);
+});

@@ -40,7 +40,7 @@ __doc_serve() {
   while read -r from to pid; do
     [ "$from" = "$port" ] && [ -n "$pid" ] || continue
     kill -TERM "$pid" 2> /dev/null || true
-    for i in $(seq 100); do kill -0 "$pid" 2> /dev/null || break; sleep 0.1; done
+    for i in $(seq 150); do kill -0 "$pid" 2> /dev/null || break; sleep 0.1; done
   done < "$DOC_DIR/.doc-ports"
   local n log
   n=$(wc -l < "$DOC_DIR/.doc-pids")
@@ -49,7 +49,7 @@ __doc_serve() {
   local child=$!
   echo "$child" >> "$DOC_DIR/.doc-pids"
   local line
-  for i in $(seq 100); do
+  for i in $(seq 300); do
     line=$(grep -m1 '"msg":"listening"' "$log" || true)
     [ -n "$line" ] && break
     kill -0 "$child" 2> /dev/null || { cat "$log" >&2; return 1; }

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createRouter } from '../../lib/http/router.js';
+import { allowList, createRouter, routeLabel } from '../../lib/http/router.js';
 
 const router = createRouter<string>({
   '/api/:resource': { GET: 'representation' },
@@ -73,4 +73,30 @@ test('H-5 router: a match names its route pattern, never the raw path', () => {
     return m.kind === 'not-found' ? 'not-found' : m.route;
   });
   assert.deepEqual(labels, ['/api/{resource}', '/user/{name}/password', '/healthz']);
+});
+
+test('A-12 router: a stem matches its percent-encoded unreserved spelling (RFC 3986 §6.2.2.2), the handler gets the raw segment', () => {
+  const r = createRouter<string>({ '/api/:resource(books)': { GET: 'books' }, '/api/books/:id': { PUT: 'item' } });
+  const found = (method: string, path: string) => {
+    const m = r.match(method, path);
+    return m.kind === 'found' ? `${m.handler} ${JSON.stringify(m.params)}` : m.kind;
+  };
+  assert.equal(found('GET', '/api/bo%6Fks.json'), 'books {"resource":"bo%6Fks.json"}');
+  assert.equal(found('GET', '/api/books%2Ejson'), 'books {"resource":"books%2Ejson"}');
+  assert.equal(found('GET', '/api/bookshelf'), 'not-found');
+  assert.equal(found('GET', '/api/bo%2Fks'), 'not-found', 'an encoded "/" is reserved: not the stem');
+  assert.equal(found('PUT', '/api/books/42'), 'item {"id":"42"}');
+  assert.equal(found('GET', '/api/books/42'), 'method-not-allowed');
+});
+
+test('A-12 allowList and routeLabel: what OPTIONS, 405 and the OpenAPI document say of a route', () => {
+  assert.deepEqual(allowList(['GET', 'POST']), ['GET', 'POST', 'HEAD', 'OPTIONS']);
+  assert.deepEqual(allowList(['PUT']), ['PUT', 'OPTIONS']);
+  assert.deepEqual(allowList(['GET', 'HEAD', 'OPTIONS']), ['GET', 'HEAD', 'OPTIONS']);
+  assert.equal(routeLabel('/api/:resource(books)'), '/api/books');
+  assert.equal(routeLabel('/api/books/:id'), '/api/books/{id}');
+  const r = createRouter<string>({ '/api/books/:id': { GET: 'g', PUT: 'p', DELETE: 'd' } });
+  const m = r.match('POST', '/api/books/1');
+  assert.equal(m.kind, 'method-not-allowed');
+  if (m.kind === 'method-not-allowed') assert.deepEqual(m.allow, allowList(['GET', 'PUT', 'DELETE']));
 });
