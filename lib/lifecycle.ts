@@ -11,10 +11,16 @@ export class Lifecycle {
   #state: 'idle' | 'starting' | 'listening' | 'closed' = 'idle';
   #starting: Promise<unknown> | undefined;
   #closing: Promise<void> | undefined;
+  #finished = false;
 
-  /** True once `close()` has been called: nothing may be opened any more. */
+  /** True once `close()` has been called: nothing may be opened any more (what is open serves on until it is closed). */
   get closed(): boolean {
     return this.#state === 'closed';
+  }
+
+  /** True once the work of `close()` is done: nothing is open any more. */
+  get finished(): boolean {
+    return this.#finished;
   }
 
   get listening(): boolean {
@@ -47,7 +53,11 @@ export class Lifecycle {
     this.#state = 'closed';
     this.#closing = (async () => {
       await starting?.catch(() => {});
-      await stop();
+      try {
+        await stop();
+      } finally {
+        this.#finished = true;
+      }
     })();
     return this.#closing;
   }

@@ -142,9 +142,10 @@ export function createService(options: ServiceOptions = {}): Service {
   // The records behind the callers authenticated (see createCallerAuthenticator): weakly held.
   const callerRecords = new WeakMap<Caller, UserRecord>();
   // A failed open (locked or corrupt store) is not remembered: the next request tries again.
-  // A-11: a closed service opens nothing again (a request that needs the store gets 503).
+  // A-11: a closed service opens nothing again, and once closed answers nothing that needs the
+  // store (a request gets 503); while it closes (C-5's shutdown delay) what is open serves on.
   const opened = (): Promise<Core> =>
-    lifecycle.closed ? Promise.reject(new ServiceError('ERR_SERVICE_STATE', 'the service is closed')) : (core ??= openCore(config, log, gate, metrics).catch((error: unknown) => {
+    lifecycle.finished || (lifecycle.closed && core === undefined) ? Promise.reject(new ServiceError('ERR_SERVICE_STATE', 'the service is closed')) : (core ??= openCore(config, log, gate, metrics).catch((error: unknown) => {
       core = undefined;
       throw error;
     }));

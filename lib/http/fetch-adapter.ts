@@ -4,6 +4,7 @@ import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import { ServiceError } from '../errors.js';
 import { invalidArgument, validateOptionalObject } from '../validate.js';
 import type { HttpRequest, HttpResponse, RequestHandler } from './messages.js';
+import type { BodySink } from './send-body.js';
 
 /** What `service.fetch` takes besides the global fetch's `RequestInit`: the client's address (A-8). */
 export interface FetchInit extends RequestInit {
@@ -77,6 +78,7 @@ function requestParts(input: unknown, init: FetchInit | undefined): RequestParts
     }
   } else if (input instanceof URL) url = input;
   else if (!(input instanceof Request)) throw invalidArgument('input', 'a Request, a URL or a string', input);
+  else if (input.bodyUsed || input.body?.locked === true) throw new ServiceError('ERR_INVALID_ARGUMENT', 'input is a Request whose body was already read');
   if (url !== undefined && url.protocol !== 'https:' && url.protocol !== 'http:') throw invalidArgument('input', 'an http: or https: URL', url.href);
   try {
     if (url !== undefined && (init?.body === undefined || init.body === null)) {
@@ -121,16 +123,19 @@ function noBody(): object {
 }
 
 /**
- * The response the dispatcher writes to (reply.ts's writeReply): one `writeHead`, one `end`. It
- * becomes the Response; `destroy()` before `end()` (a write that failed half-way) rejects, as the
- * global fetch rejects when a connection drops mid-response.
+ * The response the dispatcher writes to (reply.ts: `writeHead`, then `end`, or for a large body
+ * `write`s of pieces and a last `end`, send-body.ts). It becomes the Response; `destroy()` before
+ * the end (a write that failed half-way) rejects, as the global fetch rejects when a connection
+ * drops mid-response. Nothing waits on a reader here: every piece is taken at once.
  */
-class InProcessResponse {
+class InProcessResponse implements BodySink {
   headersSent = false;
   destroyed = false;
   statusCode = 200;
+  readonly writableLength = 0;
   #headers: Record<string, string | readonly string[]> = {};
-  readonly #pieces: Uint8Array[] = [];
+  #pieces: Buffer[] | undefined;
+  #onClose: (() => void) | undefined;
   readonly #method: string;
   readonly #resolve: (response: Response) => void;
   readonly #reject: (error: Error) => void;
@@ -148,22 +153,17 @@ class InProcessResponse {
     return this;
   }
 
-  /** A large body comes in pieces (send-body.ts): kept until `end`. */
-  write(piece: Uint8Array, done?: (error?: Error | null) => void): boolean {
-    this.#pieces.push(piece);
-    if (done !== undefined) queueMicrotask(() => done(null));
+  write(piece: Buffer, callback?: (error?: Error | null) => void): boolean {
+    (this.#pieces ??= []).push(piece);
+    if (callback !== undefined) queueMicrotask(() => callback(null));
     return true;
   }
 
-  /** send-body.ts watches a stalled reader; nothing stalls in memory. */
-  once(_event: string, _listener: () => void): this {
-    return this;
-  }
-
-  end(last?: string | Uint8Array, done?: () => void): this {
+  end(last?: string | Buffer, callback?: () => void): this {
     if (this.destroyed) return this;
     this.destroyed = true;
-    const body = this.#pieces.length === 0 ? last : Buffer.concat([...this.#pieces, ...(last === undefined ? [] : [typeof last === 'string' ? Buffer.from(last) : last])]);
+    const pieces = this.#pieces;
+    const body = pieces === undefined ? last : Buffer.concat(last === undefined ? pieces : [...pieces, Buffer.from(last)]);
     const headers = new Headers();
     const own = this.#headers;
     for (const name in own) {
@@ -175,7 +175,13 @@ class InProcessResponse {
     const status = this.statusCode;
     const content = body === undefined || this.#method === 'HEAD' || NULL_BODY.has(status) ? null : body;
     this.#resolve(new Response(content, { status, headers }));
-    if (done !== undefined) queueMicrotask(done);
+    callback?.();
+    this.#onClose?.();
+    return this;
+  }
+
+  once(event: string, listener: () => void): this {
+    if (event === 'close') this.#onClose = listener;
     return this;
   }
 
@@ -183,6 +189,7 @@ class InProcessResponse {
     if (!this.destroyed) {
       this.destroyed = true;
       this.#reject(new TypeError('fetch failed: the response could not be written'));
+      this.#onClose?.();
     }
     return this;
   }

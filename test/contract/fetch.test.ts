@@ -203,6 +203,7 @@ test('A-8 wrong arguments reject with ERR_INVALID_ARGUMENT naming them, never a 
     ['/api/something', { headers: { 'bad name': 'x' } }, /^init /],
     ['/api/something', { headers: { accept: 'a\r\nb' } }, /^init /],
     [new URL('https://localhost/api/something'), { method: 'CONNECT' }, /^init /],
+    [await (async () => { const used = new Request('https://localhost/api/something', { method: 'POST', body: 'x' }); await used.text(); return used; })(), undefined, /^input /],
   ];
   for (const [input, init, message] of bad) {
     await assert.rejects(service.fetch(input as never, init as never), (error: unknown) => isCode('ERR_INVALID_ARGUMENT')(error) && message.test((error as Error).message), String(input));
@@ -233,4 +234,16 @@ test('A-8 mounted in Hono: the service answers under its prefix, Hono\'s own rou
   const xml = await other.fetch(new Request('https://example.test/svc/api/something.xml'));
   assert.equal(xml.status, 200);
   assert.match(xml.headers.get('link') ?? '', /^<\/svc\/api\/something\.json>/);
+});
+
+test('A-8 a large body (written in pieces) arrives whole; HEAD of it has none', async (t) => {
+  const big = 'é'.repeat(100_000); // 200 kB of UTF-8: several of the pieces a socket gets
+  const service = memoryService(t, { resources: { big: () => ({ big }) } });
+  const res = await service.fetch('/api/big.json');
+  assert.equal(res.status, 200);
+  const text = await res.text();
+  assert.equal(text, JSON.stringify({ big }));
+  assert.equal(res.headers.get('content-length'), String(Buffer.byteLength(text)));
+  const head = await service.fetch('/api/big.json', { method: 'HEAD' });
+  assert.equal(head.body, null);
 });

@@ -7,11 +7,27 @@ import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
-import { createService, ServiceError, type Service } from '../../lib/index.js';
+import { createService, ServiceError, type Service, type ServiceOptions } from '../../lib/index.js';
 import { PROTOCOLS, request, type RequestInit } from '../helpers/https.js';
 import { basic, FAST_SCRYPT, startService, testCertificate } from '../helpers/service.js';
 
 const ROOT_PASSWORD = 'a-long-admin-passphrase';
+
+/** A-5: a collection that takes writes, its own per service. */
+function books(): NonNullable<ServiceOptions['resources']> {
+  const shelf = new Map<string, unknown>();
+  return {
+    books: {
+      get: () => [...shelf.values()],
+      post: (body) => {
+        const id = String(shelf.size + 1);
+        shelf.set(id, body);
+        return { id, value: body };
+      },
+      item: { get: (id) => shelf.get(id), put: (id, body) => (shelf.set(id, body), body) },
+    },
+  };
+}
 const root = basic('root', ROOT_PASSWORD);
 
 /** A request's answer, the fields these tests look at, however it travelled. */
@@ -52,6 +68,9 @@ async function checkMounted(send: Send, alone = true): Promise<void> {
     assert.equal(res.status, 404, outside);
     if (alone) assert.equal(JSON.parse(res.body).type, '/problems/not-found', outside);
   }
+  const xmlProblem = await send('/svc/api/nothing.xml');
+  assert.equal(xmlProblem.status, 404);
+  if (alone) assert.equal(xmlProblem.header('content-type'), 'application/problem+xml; charset=utf-8', 'the extension chose XML under the prefix too');
   const health = await send('/svc/healthz', { headers: json });
   assert.equal(health.status, 200);
   assert.match(health.header('link') ?? '', /^<\/svc\/healthz\.xml>/);
@@ -74,6 +93,17 @@ async function checkMounted(send: Send, alone = true): Promise<void> {
   assert.equal(page.header('link'), '</svc/user/?after=bob&limit=1>; rel="next"');
   const xmlPage = await send('/svc/user/?limit=1&return_type=xml', { headers: { authorization: root } });
   assert.match(xmlPage.body, /<next>\/svc\/user\/\?after=bob&amp;limit=1<\/next>/);
+  // A resource that takes writes: its Location and its items' links carry the prefix too.
+  const posted = await send('/svc/api/books', { method: 'POST', headers: { 'content-type': 'application/json', ...json }, body: '{"title":"Emma"}' });
+  assert.equal(posted.status, 201, posted.body);
+  assert.equal(posted.header('location'), '/svc/api/books/1');
+  const item = await send('/svc/api/books/1', { headers: json });
+  assert.equal(item.status, 200);
+  assert.equal(item.header('content-location'), '/svc/api/books/1.json');
+  assert.match(item.header('link') ?? '', /^<\/svc\/api\/books\/1\.xml>/);
+  const put = await send('/svc/api/books/2', { method: 'PUT', headers: { 'content-type': 'application/json', ...json }, body: '{"title":"Persuasion"}' });
+  assert.equal(put.status, 201, put.body);
+  assert.equal(put.header('location'), '/svc/api/books/2');
   const openapi = await send('/svc/openapi.json');
   assert.equal(openapi.status, 200);
   assert.deepEqual(JSON.parse(openapi.body).servers, [{ url: '/svc' }]);
@@ -83,14 +113,14 @@ async function checkMounted(send: Send, alone = true): Promise<void> {
 
 for (const protocol of PROTOCOLS) {
   test(`A-9 basePath on the service's own listener (${protocol})`, async (t) => {
-    const started = await startService(t, { store: ':memory:', basePath: '/svc' }, protocol);
+    const started = await startService(t, { store: ':memory:', basePath: '/svc', resources: books() }, protocol);
     await started.service.users.add('root', ROOT_PASSWORD, { role: 'admin' });
     await checkMounted(overSocket(started.url, started.ca, protocol));
   });
 }
 
 test('A-9 basePath through service.fetch', async (t) => {
-  const service = createService({ store: ':memory:', scrypt: FAST_SCRYPT, basePath: '/svc/' });
+  const service = createService({ store: ':memory:', scrypt: FAST_SCRYPT, basePath: '/svc/', resources: books() });
   t.after(() => service.close());
   assert.equal(service.config.basePath, '/svc', 'a trailing slash is dropped');
   await service.users.add('root', ROOT_PASSWORD, { role: 'admin' });
@@ -111,7 +141,7 @@ async function listen(t: TestContext, server: Server): Promise<string> {
 }
 
 test('A-9 service.middleware in a real Express 5 app (app.use("/svc", …)): its routes before and after still answer', async (t) => {
-  const service = createService({ store: ':memory:', scrypt: FAST_SCRYPT, basePath: '/svc' });
+  const service = createService({ store: ':memory:', scrypt: FAST_SCRYPT, basePath: '/svc', resources: books() });
   t.after(() => service.close());
   await service.users.add('root', ROOT_PASSWORD, { role: 'admin' });
   const app = express();
