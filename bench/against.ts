@@ -300,7 +300,12 @@ async function startServer(side: Side, log: LogMode, build: Build, args: StartAr
   const child = spawn(process.execPath, [...profile, ...script], { cwd: args.work, env, stdio: ['ignore', devNull, 'pipe'] });
   closeSync(devNull);
   const server = new ProcServer(name, `https://127.0.0.1:${port}`, child);
-  await waitUntilListening(server, port);
+  try {
+    await waitUntilListening(server, port);
+  } catch (error) {
+    child.kill('SIGKILL');
+    throw error;
+  }
   return server;
 }
 
@@ -370,10 +375,23 @@ export async function againstMain(argv: readonly string[], compile: () => void):
   const dirty = execFileSync('git', ['status', '--porcelain', '--untracked-files=no'], { cwd: ROOT, encoding: 'utf8' }).trim() !== '';
   const headLabel = `${headCommit.slice(0, 10)}${dirty ? '+changes' : ''}`;
   const refLabel = commit.startsWith(options.ref) ? commit.slice(0, 10) : `${options.ref} (${commit.slice(0, 10)})`;
+  // Stopped with SIGINT or SIGTERM: no server left running, no temporary directory left behind (a
+  // signal during the ref's build is handled once git, npm or tsc returns: the worktree is removed first).
+  const live = new Set<ProcServer>();
+  const temporary: string[] = [];
+  const abort = (signal: NodeJS.Signals): void => {
+    for (const server of live) server.child.kill('SIGKILL');
+    for (const dir of temporary) rmSync(dir, { recursive: true, force: true });
+    console.error(`bench --against: stopped by ${signal}`);
+    process.exit(130);
+  };
+  process.once('SIGINT', abort);
+  process.once('SIGTERM', abort);
   compile();
   // The working tree's build as it is now: a later `npm run bench` rebuilds BUILD_DIR while this run
   // still starts servers from it.
   const snapshot = mkdtempSync(join(tmpdir(), 'httpskit-against-head-'));
+  temporary.push(snapshot);
   for (const part of ['lib', 'bin', 'assets', join('bench', 'servers', 'against-lib.js')]) cpSync(join(BUILD_DIR, part), join(snapshot, part), { recursive: true });
   cpSync(join(ROOT, 'package.json'), join(snapshot, 'package.json'));
   const head: Build = { bin: join(snapshot, 'bin', 'httpskit.js'), index: join(snapshot, 'lib', 'index.js') };
@@ -384,6 +402,7 @@ export async function againstMain(argv: readonly string[], compile: () => void):
 
   const { createSelfSignedCertificate } = await import('../lib/tls/dev-cert.js');
   const work = mkdtempSync(join(tmpdir(), 'httpskit-against-run-'));
+  temporary.push(work);
   const { cert, key } = createSelfSignedCertificate();
   const certFile = join(work, 'cert.pem');
   const keyFile = join(work, 'key.pem');
@@ -405,6 +424,7 @@ export async function againstMain(argv: readonly string[], compile: () => void):
         for (const log of logModes) {
           for (const side of ['HEAD', 'REF'] as const) {
             const server = await startServer(side, log, side === 'HEAD' ? head : ref, { certFile, keyFile, work, round, profileDir, libServer: join(snapshot, 'bench', 'servers', 'against-lib.js') });
+            live.add(server);
             if (pinned) pinToCpu(server.pid, 0);
             servers.set(server.name, server);
           }
@@ -427,7 +447,10 @@ export async function againstMain(argv: readonly string[], compile: () => void):
           figures.get(scenario)?.push(...(await runRound(scenario, servers, load, runOptions, round)));
         }
       } finally {
-        for (const server of servers.values()) await server.stop();
+        for (const server of servers.values()) {
+          await server.stop();
+          live.delete(server);
+        }
       }
     }
   } finally {

@@ -31,7 +31,7 @@ const rounds = Number(values.rounds ?? 9);
 // writer's flush called every `linesPerWrite` lines, where the server's writer would write them
 // (a line LINE_DELAY_MS after the oldest pending one carries them). The wake-ups of a server that
 // sleeps between requests are not in this loop: see bench/README.md, "The access log side by side".
-const writer = createLineWriter((text) => void process.stdout.write(text));
+const writer = createLineWriter((chunk) => void process.stdout.write(chunk));
 const logger = createLogger(writer.write);
 const idPrefix = randomBytes(4).toString('hex');
 // Addresses and paths as a service sees them; the duration a fresh clock reading, as answered() takes it.

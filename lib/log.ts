@@ -119,11 +119,12 @@ export function millis(ms: number): string {
 }
 
 /**
- * Log lines joined into few writes instead of one each (sonic-boom's technique, as pino uses it):
- * the pending lines are one string, appended to, and each write hands the sink one piece of text.
- * They are written together by the first line that comes LINE_DELAY_MS or more after the oldest of
- * them, by the MAX_PENDING_LINES-th or the line that brings them to MAX_PENDING_CHARS, or, when no
- * line comes to carry them, by a timer IDLE_FLUSH_MS after the oldest.
+ * Log lines joined into few writes instead of one each (sonic-boom's technique, as pino uses it),
+ * each line encoded as UTF-8 into one buffer as it comes, so no line is kept as a string until the
+ * write and the write converts nothing: the sink gets the buffer.
+ * The pending lines are written together by the first line that comes LINE_DELAY_MS or more after
+ * the oldest of them, by the MAX_PENDING_LINES-th or the one that would not fit the buffer, or, when
+ * no line comes to carry them, by a timer IDLE_FLUSH_MS after the oldest.
  * The lines carry each other because a timer per LINE_DELAY_MS wakes the process when it would
  * otherwise sleep until the next request, and each such wake-up measured as a large part of the
  * log's cost at a few hundred requests a second; the one timer here fires at most
@@ -131,18 +132,20 @@ export function millis(ms: number): string {
  * timer still wakes the event loop at its time: Node re-arms its one libuv timer only when due).
  * `flush()` writes what is pending at once (before a planned exit). `clock` is for tests.
  *
- * With `backlog` (the bytes the sink holds and has not written yet, a stream's writableLength), a
- * sink that cannot keep up never holds more than about `maxBacklog` bytes: a batch that finds the
- * backlog at or above it is dropped and counted, and the next batch written starts with a line
- * saying how many were dropped (sonic-boom's `maxLength` with its 'drop' event). Nothing blocks: a
- * request never waits for the log (see bench/README.md, "The request log").
+ * With `bound` (`backlog`: the bytes the sink holds and has not written yet, a stream's
+ * writableLength), a sink that cannot keep up never holds more than about `maxBacklog` bytes: a
+ * batch that finds the backlog at or above it is dropped and counted, and the next batch written
+ * starts with a line saying how many were dropped (sonic-boom's `maxLength` with its 'drop' event).
+ * Nothing blocks: a request never waits for the log (see bench/README.md, "The request log").
  */
 export function createLineWriter(
-  sink: (text: string) => void,
+  sink: (chunk: Buffer) => void,
   clock: () => number = () => performance.now(),
   bound?: { readonly backlog: () => number; readonly maxBacklog?: number; readonly now?: () => Date },
 ): { readonly write: (line: string) => void; readonly flush: () => void } {
-  let pending = '';
+  // A sink may keep the buffer it is given (a stream writing asynchronously): each batch gets a new one.
+  let buffer = Buffer.allocUnsafe(BATCH_BYTES);
+  let used = 0;
   let lines = 0;
   let oldest = 0;
   let dropped = 0;
@@ -150,9 +153,10 @@ export function createLineWriter(
   const maxBacklog = bound?.maxBacklog ?? MAX_BACKLOG_BYTES;
   const flush = (): void => {
     if (lines === 0) return;
-    const text = pending;
+    const chunk = buffer.subarray(0, used);
     const count = lines;
-    pending = '';
+    buffer = Buffer.allocUnsafe(BATCH_BYTES);
+    used = 0;
     lines = 0;
     if (bound !== undefined) {
       if (bound.backlog() >= maxBacklog) {
@@ -161,11 +165,11 @@ export function createLineWriter(
       }
       if (dropped > 0) {
         const time = (bound.now ?? (() => new Date()))().toISOString();
-        sink(`{"time":"${time}","level":"warn","msg":"log lines dropped: standard output did not keep up","dropped":${dropped}}\n`);
+        sink(Buffer.from(`{"time":"${time}","level":"warn","msg":"log lines dropped: the output did not keep up","dropped":${dropped}}\n`));
         dropped = 0;
       }
     }
-    sink(text);
+    sink(chunk);
   };
   const onTimer = (): void => {
     timer = undefined;
@@ -173,7 +177,15 @@ export function createLineWriter(
   };
   return {
     write(line) {
-      pending += `${line}\n`;
+      // UTF-8 takes at most 3 bytes per UTF-16 code unit (a pair: 4 for 2).
+      const room = line.length * 3 + 1;
+      if (used + room > buffer.length) {
+        flush();
+        // A line larger than a batch (an error's long stack) gets a buffer of its own size.
+        if (room > buffer.length) buffer = Buffer.allocUnsafe(room);
+      }
+      used += buffer.write(line, used);
+      buffer[used++] = 0x0a;
       const n = ++lines;
       if (n === 1) {
         oldest = clock();
@@ -182,7 +194,7 @@ export function createLineWriter(
           // Lines still pending at exit are written by flush() (the CLI calls it before it exits).
           timer.unref();
         }
-      } else if (n >= MAX_PENDING_LINES || pending.length >= MAX_PENDING_CHARS || clock() - oldest >= LINE_DELAY_MS) flush();
+      } else if (n >= MAX_PENDING_LINES || clock() - oldest >= LINE_DELAY_MS) flush();
     },
     flush,
   };
@@ -193,8 +205,8 @@ export const LINE_DELAY_MS = 25;
 /** The longest a log line waits (when no later line comes): what a reader of the log can lag by. */
 export const IDLE_FLUSH_MS = 100;
 const MAX_PENDING_LINES = 256;
-/** A write of at most about 64 KiB: a pipe's buffer on Linux. */
-const MAX_PENDING_CHARS = 64 * 1024;
+/** A write of at most 64 KiB (a pipe's buffer on Linux): 256 request lines take about 60. */
+const BATCH_BYTES = 64 * 1024;
 /**
  * What a stream sink may hold unwritten before batches are dropped (8 MiB: some 35,000 request
  * lines, seconds of saturation; the process's memory stays bounded whatever stdout does).
@@ -206,8 +218,8 @@ export const MAX_BACKLOG_BYTES = 8 * 2 ** 20;
  * A file or /dev/null is written at once (Node writes files synchronously); a pipe or a socket
  * asynchronously, its backlog bounded by MAX_BACKLOG_BYTES.
  */
-export function streamLines(stream: { write(text: string): unknown; readonly writableLength: number }, maxBacklog = MAX_BACKLOG_BYTES): ReturnType<typeof createLineWriter> {
-  return createLineWriter((text) => void stream.write(text), undefined, { backlog: () => stream.writableLength, maxBacklog });
+export function streamLines(stream: { write(chunk: Buffer): unknown; readonly writableLength: number }, maxBacklog = MAX_BACKLOG_BYTES): ReturnType<typeof createLineWriter> {
+  return createLineWriter((chunk) => void stream.write(chunk), undefined, { backlog: () => stream.writableLength, maxBacklog });
 }
 
 let stdoutWriter: ReturnType<typeof createLineWriter> | undefined;

@@ -144,13 +144,15 @@ export function createService(options: ServiceOptions = {}): Service {
   // A failed open (locked or corrupt store) is not remembered: the next request tries again.
   // A-11: a closed service opens nothing again, and once closed answers nothing that needs the
   // store (a request gets 503); while it closes (C-5's shutdown delay) what is open serves on.
+  const refused = (): boolean => lifecycle.finished || (lifecycle.closed && core === undefined);
+  const closedError = (): Promise<never> => Promise.reject(new ServiceError('ERR_SERVICE_STATE', 'the service is closed'));
   const opened = (): Promise<Core> =>
-    lifecycle.finished || (lifecycle.closed && core === undefined) ? Promise.reject(new ServiceError('ERR_SERVICE_STATE', 'the service is closed')) : (core ??= openCore(config, log, gate, metrics).catch((error: unknown) => {
+    refused() ? closedError() : (core ??= openCore(config, log, gate, metrics).catch((error: unknown) => {
       core = undefined;
       throw error;
     }));
   const ready = (): Promise<Parts> =>
-    (parts ??= opened()
+    refused() ? closedError() : (parts ??= opened()
       .then((c) => openHttp(c, config, log, metrics, selector, callerRecords))
       .catch((error: unknown) => {
         parts = undefined;

@@ -67,7 +67,7 @@ test('C-6 the time field is the ISO 8601 UTC time to the millisecond, however th
 test('C-6 log lines share a write: the first line LINE_DELAY_MS or more after the oldest pending one carries them, in order; flush() writes what is pending', () => {
   const writes: string[] = [];
   let now = 1_000;
-  const out = createLineWriter((text) => writes.push(text), () => now);
+  const out = createLineWriter((chunk) => writes.push(String(chunk)), () => now);
   out.write('{"n":1}');
   now += LINE_DELAY_MS - 1;
   out.write('{"n":2}');
@@ -89,7 +89,7 @@ test('C-6 log lines share a write: the first line LINE_DELAY_MS or more after th
 
 test('C-6 a log line no later line comes to carry is written within IDLE_FLUSH_MS, once', async () => {
   const writes: string[] = [];
-  const out = createLineWriter((text) => writes.push(text));
+  const out = createLineWriter((chunk) => writes.push(String(chunk)));
   out.write('{"n":1}');
   out.write('{"n":2}');
   await new Promise((resolve) => setImmediate(resolve));
@@ -110,7 +110,7 @@ test('C-6 a log line no later line comes to carry is written within IDLE_FLUSH_M
 
 test('C-6 a burst of log lines is written in bounded pieces, without waiting for the delay', () => {
   const writes: string[] = [];
-  const out = createLineWriter((text) => writes.push(text));
+  const out = createLineWriter((chunk) => writes.push(String(chunk)));
   for (let i = 0; i < 1_000; i++) out.write(`{"n":${i}}`);
   assert.ok(writes.length >= 3, `${writes.length} writes at once`);
   out.flush();
@@ -142,7 +142,7 @@ test('C-6 a sink that does not keep up holds at most about MAX_BACKLOG_BYTES: la
   let backlog = 0;
   const writes: string[] = [];
   let now = 0;
-  const out = createLineWriter((text) => writes.push(text), () => now, { backlog: () => backlog, maxBacklog: 1_000, now: () => new Date('2026-11-27T12:00:00.000Z') });
+  const out = createLineWriter((chunk) => writes.push(String(chunk)), () => now, { backlog: () => backlog, maxBacklog: 1_000, now: () => new Date('2026-11-27T12:00:00.000Z') });
   out.write('{"n":1}');
   out.flush();
   backlog = 1_000;
@@ -152,7 +152,7 @@ test('C-6 a sink that does not keep up holds at most about MAX_BACKLOG_BYTES: la
   backlog = 999;
   out.write('{"n":601}');
   out.flush();
-  assert.deepEqual(writes.slice(1), ['{"time":"2026-11-27T12:00:00.000Z","level":"warn","msg":"log lines dropped: standard output did not keep up","dropped":599}\n', '{"n":601}\n']);
+  assert.deepEqual(writes.slice(1), ['{"time":"2026-11-27T12:00:00.000Z","level":"warn","msg":"log lines dropped: the output did not keep up","dropped":599}\n', '{"n":601}\n']);
   out.write('{"n":602}');
   out.flush();
   assert.deepEqual(writes.slice(3), ['{"n":602}\n'], 'the count is said once');
@@ -281,4 +281,14 @@ process.exit(0);
   const code = await new Promise((resolve) => child.once('close', resolve));
   assert.equal(code, 0);
   assert.equal(requestLines(out).length, 200);
+});
+
+test('C-6 the writer keeps every line whole and in order: multi-byte text, a line larger than a batch, lines around it', () => {
+  const writes: Buffer[] = [];
+  const out = createLineWriter((chunk) => writes.push(Buffer.from(chunk)));
+  const big = `{"stack":"${'ü€😀'.repeat(30_000)}"}`;
+  const lines = ['{"a":"ünïcødé …"}', '{"b":"😀"}', big, '{"c":1}', ...Array.from({ length: 500 }, (_, i) => `{"n":${i},"p":"/ü${'x'.repeat(i)}"}`)];
+  for (const line of lines) out.write(line);
+  out.flush();
+  assert.equal(Buffer.concat(writes).toString('utf8'), lines.map((l) => `${l}\n`).join(''));
 });

@@ -2,6 +2,7 @@
 // HTTPS and plain HTTP on free loopback ports. argv[2] is a ServerArgs JSON.
 import { readFileSync } from 'node:fs';
 import { createService, type ServiceOptions } from '../../lib/index.js';
+import { streamLines } from '../../lib/log.js';
 import { PROCESS_HASH_LIMIT } from '../../lib/users/scrypt-pool.js';
 import type { ServerArgs } from './bodies.js';
 import { serveControl } from './control.js';
@@ -17,8 +18,9 @@ const options: ServiceOptions = {
   ...(args.scrypt === undefined ? {} : { scrypt: args.scrypt }),
   ...(args.hashConcurrency === undefined ? {} : { hashConcurrency: args.hashConcurrency }),
   ...(args.hashQueueLimit === undefined ? {} : { hashQueueLimit: args.hashQueueLimit }),
-  // log on: the default sink (one JSON line per request on stdout); off: no logger at all.
-  ...(args.log ? {} : { log: false }),
+  // log on: the CLI's sink (one JSON line per request on stdout, batched: lib/cli/serve.ts); off: no
+  // logger at all (the library's default since A-10).
+  log: args.log ? streamLines(process.stdout).write : false,
   ...(args.logLevel === undefined ? {} : { logLevel: args.logLevel }),
   ...(args.metrics === true ? { metricsPort: 0 } : {}),
   ...(args.http2 === undefined ? {} : { http2: args.http2 }),

@@ -257,9 +257,29 @@ type ResolvedOptions = Required<Omit<XmlOptions, 'namespace' | 'unwrap'>> & Pick
 
 function resolveOptions(options: XmlOptions): ResolvedOptions {
   if (typeof options !== 'object' || options === null) throw argumentError('toXml options must be an object');
+  let count = 0;
   for (const key in options) {
     if (!Object.hasOwn(KNOWN_OPTIONS, key)) throw argumentError(`unknown toXml option "${key}"`);
+    count++;
   }
+  // `{ root }` alone, what the representation handler passes on every request: checked once per root.
+  const root = options.root;
+  if (count === 1 && typeof root === 'string') {
+    let resolved = ROOT_ONLY.get(root);
+    if (resolved === undefined) {
+      resolved = checkOptions(options);
+      if (ROOT_ONLY.size < ROOT_ONLY_LIMIT) ROOT_ONLY.set(root, resolved);
+    }
+    return resolved;
+  }
+  return checkOptions(options);
+}
+
+/** Options that are only a root, resolved (a bounded number of roots: each resource has one). */
+const ROOT_ONLY = new Map<string, ResolvedOptions>();
+const ROOT_ONLY_LIMIT = 256;
+
+function checkOptions(options: XmlOptions): ResolvedOptions {
   const { root = 'root', itemName = 'item', namespace, declaration = true, unwrap } = options;
   if (unwrap !== undefined) {
     if (typeof unwrap !== 'object' || unwrap === null) throw argumentError('unwrap must be an object of member name → element name');

@@ -528,3 +528,11 @@ test('R-3: unwrap refuses an element name that is not an NCName', () => {
   assert.throws(() => toXml({}, { unwrap: { users: 'a:b' } }), INVALID_ARGUMENT);
   assert.throws(() => toXml({}, { unwrap: { users: '' } }), INVALID_ARGUMENT);
 });
+
+test('toXml options of a root alone are checked on every call (the resolved ones are reused only for valid roots)', () => {
+  for (let i = 0; i < 3; i++) {
+    assert.throws(() => toXml({ a: 1 }, { root: 'not a name' }), /root must be an XML name/);
+    assert.equal(toXml({ a: 1 }, { root: 'thing' }), '<?xml version="1.0" encoding="UTF-8"?><thing><a>1</a></thing>');
+    assert.throws(() => toXml({ a: 1 }, { root: 'thing', bogus: 1 } as never), /unknown toXml option "bogus"/);
+  }
+});
