@@ -456,6 +456,7 @@ async function openHttp(core: Core, config: Config, log: Logger, metrics: Metric
     realm,
     users,
     throttle: store.throttle,
+    reserveAndGet: (account, address) => store.reserveAndGet(account, address),
     nonces: store.nonces,
     digest: key === undefined ? undefined : { auth: createDigestAuth({ realm, secret: key.nonceSecret }), vault: key.vault },
     ...(metrics === undefined ? {} : { onRefused: (kind: 'locked' | 'busy') => metrics.throttled(kind) }),
