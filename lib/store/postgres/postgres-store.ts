@@ -5,6 +5,7 @@
 import type { PoolClient } from 'pg';
 import { ServiceError } from '../../errors.js';
 import { checkRecord, checkWrite } from '../record.js';
+import { releasingOnFailure } from '../reserve-then-get.js';
 import { cleanUp, startCleanup } from './cleanup.js';
 import { CallerError, createDatabase, type Database } from './database.js';
 import { createIssuanceLedger, createNonceLedger, createThrottleLedger, reserveFrom, toReservation, type ReserveRow } from './ledgers.js';
@@ -85,7 +86,7 @@ class Postgres implements PostgresStore {
     const row = result.rows[0];
     const reservation = toReservation(row);
     if (!reservation.ok) return { reservation };
-    return { reservation, record: row === undefined || row.name === null ? undefined : toRecord(row) };
+    return { reservation, record: await releasingOnFailure(this.throttle, reservation.id, account, address, () => (row === undefined || row.name === null ? undefined : toRecord(row))) };
   }
 
   async page(options: { readonly after?: string | undefined; readonly limit: number }): Promise<{ readonly users: readonly UserRecord[]; readonly more: boolean }> {

@@ -5,6 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import pg from 'pg';
 import { createService } from '../../../lib/index.js';
+import { openStore } from '../../../lib/store/open.js';
 import { request } from '../../helpers/https.js';
 import { testPostgres } from '../../helpers/postgres.js';
 import { FAST_SCRYPT, testCertificate } from '../../helpers/service.js';
@@ -65,4 +66,19 @@ test('issue 20: a password change reads its user once, plus its atomic update; a
   assert.equal(readsWithReservation(read).length, 1, read.join('\n'));
   assert.equal(read.length, 2, read.join('\n'));
   assert.equal(reads(other), 2, other.join('\n'));
+});
+
+test('issue 20 / P-8: a user record that cannot be read with its reservation ends the reservation (no place held until the lease expires)', { skip: db.skip }, async (t) => {
+  const url = await db.database();
+  const store = await openStore(url, { postgres: { poolSize: 2, cleanupIntervalMs: 0 } });
+  t.after(() => store.close());
+  await store.update('mona', () => ({ next: { name: 'mona', role: 'user', hash: '$scrypt$ln=10,r=8,p=1$c2FsdA$aGFzaA', createdAt: 1, passwordChangedAt: 1 }, result: undefined }));
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  await client.query("UPDATE httpskit.users SET created_at = 'NaN' WHERE name = 'mona'");
+  await client.end();
+  await assert.rejects(store.reserveAndGet('mona', '192.0.2.77'), { code: 'ERR_STORE_CORRUPT' });
+  // All five free places are there: the failed read held none of them.
+  const five = await Promise.all(Array.from({ length: 5 }, (_, i) => store.throttle.reserve('mona', `192.0.2.${80 + i}`)));
+  assert.deepEqual(five.map((r) => r.ok), [true, true, true, true, true]);
 });
