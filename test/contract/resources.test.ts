@@ -131,6 +131,8 @@ for (const protocol of WAYS) {
     const xml404 = await s.fetch('/api/books/99.xml');
     assert.equal(xml404.status, 404);
     assert.match(String(xml404.headers['content-type']), /^application\/problem\+xml/);
+    const byReturnType = await s.fetch('/api/books/99?return_type=xml');
+    assert.match(String(byReturnType.headers['content-type']), /^application\/problem\+xml/, 'E-1: return_type chose XML for the problem too');
     // N-1 / U-2: only a literal .json or .xml ending is an extension: `1.yaml` is an id, and absent.
     assertProblem(await s.fetch('/api/books/1.yaml'), 404, 'not-found');
     // The collection is negotiated too, with the query handed to get.

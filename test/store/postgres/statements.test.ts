@@ -50,5 +50,11 @@ test('issue 20: a password change reads its user once, plus its atomic update; a
   assert.equal(status, 204);
   t.diagnostic(`own change: ${own.length} statements, ${readsOfUsers(own).length} reads of the user; admin's change of another: ${other.length} statements, ${readsOfUsers(other).length} reads`);
   assert.equal(readsOfUsers(own).length, 1, own.join('\n'));
+  // R-2: an authenticated read of one's own user resource reads the user once (the record the
+  // authenticator read is the one shown).
+  const read = await statements(async () => void (status = (await request(`${base}/user/ann`, { ca: cert, headers: { authorization: basic('ann', 'root chose this long password') } })).status));
+  assert.equal(status, 200);
+  t.diagnostic(`GET /user/ann: ${read.length} statements, ${readsOfUsers(read).length} reads of the user`);
+  assert.equal(readsOfUsers(read).length, 1, read.join('\n'));
   assert.equal(readsOfUsers(other).length, 2, other.join('\n'));
 });
