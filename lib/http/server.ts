@@ -102,10 +102,17 @@ export async function startListeners(options: ListenerOptions, handler: RequestH
   // The guard ends with the connection's first bytes: from there Node's headersTimeout and
   // requestTimeout cover the request, and keepAliveTimeout the pauses between requests. Left on, it
   // cut a first request whose answer took longer (a password change queued behind other hashes).
+  // No 'data' listener and no socket time-out: either would take the socket's reading away from
+  // the HTTP parser's native path (Node unconsumes it for a 'data' listener) or reach http.Server's
+  // own 'timeout' handling; one timer per connection asks whether any byte came.
   secure.on('secureConnection', (socket: TLSSocket) => {
     if (socket.alpnProtocol === 'h2') return;
-    socket.setTimeout(options.headersTimeoutMs + options.keepAliveTimeoutMs, () => socket.destroy());
-    socket.once('data', () => socket.setTimeout(0));
+    const before = socket.bytesRead;
+    const guard = setTimeout(() => {
+      if (socket.bytesRead === before) socket.destroy();
+    }, options.headersTimeoutMs + options.keepAliveTimeoutMs);
+    guard.unref();
+    socket.once('close', () => clearTimeout(guard));
   });
   const servers: Array<HttpsServer | Http2SecureServer | HttpServer> = [secure];
   let plain: HttpServer | undefined;
