@@ -30,7 +30,7 @@ import { createSelector, type Selector } from './representation/select.js';
 import { createRegistry, servedResources } from './resources/registry.js';
 import { openApiDocument } from './ops/openapi.js';
 import { packageVersion } from './package-version.js';
-import { routeLabels, routerTable } from './http/route-table.js';
+import { optionsHeadersByLabel, routeLabels, routerTable } from './http/route-table.js';
 import { serviceRoutes } from './routes/service-routes.js';
 import { apiRoutes } from './routes/api-routes.js';
 import { checkCertificatePair, readCertificatePair, watchCertificatePair, type CertificatePair, type PairWatcher } from './tls/certificate-pair.js';
@@ -213,6 +213,7 @@ export function createService(options: ServiceOptions = {}): Service {
     quietRoutes: routeLabels(routes, (route) => route.quiet === true),
     // E-1: a route that chooses its representation by extension or return_type chooses its problems' too.
     negotiatedRoutes: routeLabels(routes, (route) => route.negotiated === true),
+    optionsHeaders: optionsHeadersByLabel(routes),
     maxTargetLength: config.maxTargetLength,
     basePath,
     plainHeaders: securityHeaders,
@@ -456,6 +457,7 @@ async function openHttp(core: Core, config: Config, log: Logger, metrics: Metric
     realm,
     users,
     throttle: store.throttle,
+    reserveAndGet: (account, address) => store.reserveAndGet(account, address),
     nonces: store.nonces,
     digest: key === undefined ? undefined : { auth: createDigestAuth({ realm, secret: key.nonceSecret }), vault: key.vault },
     ...(metrics === undefined ? {} : { onRefused: (kind: 'locked' | 'busy') => metrics.throttled(kind) }),

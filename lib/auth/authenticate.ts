@@ -1,8 +1,8 @@
 import type { RequestContext } from '../http/context.js';
 import { HttpError, problem } from '../http/problem.js';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { NonceLedger, Outcome, ThrottleLedger } from '../store/ledgers.js';
-import type { UserRecord } from '../store/store.js';
+import type { NonceLedger, Outcome, Reservation, ThrottleLedger } from '../store/ledgers.js';
+import type { Store, UserRecord } from '../store/store.js';
 import { addressKey } from '../users/throttle.js';
 import type { Users } from '../users/users.js';
 import { basicChallenge, parseBasic } from './basic.js';
@@ -18,7 +18,7 @@ export interface Authenticated {
   readonly password?: string;
   /** Bearer only: the reset token, consumed atomically with the change. */
   readonly token?: string;
-  /** Basic and Digest: the caller's record as just read to verify them, so later steps need not read it again. */
+  /** The caller's record as just read to verify them (Basic, Digest, a token), so later steps need not read it again. */
   readonly record?: UserRecord;
 }
 
@@ -27,6 +27,8 @@ export interface AuthenticatorOptions {
   readonly users: Users;
   /** P-8 budgets, shared by every process on the store (S-2). */
   readonly throttle: ThrottleLedger;
+  /** The reservation and the user's read in one store operation (issue 20): the store's reserveAndGet(). */
+  readonly reserveAndGet: Store['reserveAndGet'];
   /** P-10 replay protection, shared likewise. */
   readonly nonces: NonceLedger;
   readonly digest: { readonly auth: DigestAuth; readonly vault: DigestVault } | undefined;
@@ -74,11 +76,24 @@ export function createAuthenticator(o: AuthenticatorOptions) {
    * being told it failed; past `busyWaitMs` it gets 503.
    */
   async function gate(account: string | undefined, address: string): Promise<Attempt> {
+    return (await admit(account, address, (key) => o.throttle.reserve(account, key).then((reservation) => ({ reservation, record: undefined })))).attempt;
+  }
+
+  /** gate(), and the user `account` read with the reservation that admits it (one store operation). */
+  function gateAndRead(account: string, address: string): Promise<{ readonly attempt: Attempt; readonly record: UserRecord | undefined }> {
+    return admit(account, address, (key) => o.reserveAndGet(account, key));
+  }
+
+  async function admit(
+    account: string | undefined,
+    address: string,
+    reserve: (key: string) => Promise<{ readonly reservation: Reservation; readonly record?: UserRecord | undefined }>,
+  ): Promise<{ readonly attempt: Attempt; readonly record: UserRecord | undefined }> {
     const key = addressKey(address);
     const deadline = performance.now() + busyWaitMs;
     for (let pause = 10; ; pause = Math.min(pause * 2, 100)) {
-      const reservation = await o.throttle.reserve(account, key);
-      if (reservation.ok) return attempt(reservation.id, account, key);
+      const { reservation, record } = await reserve(key);
+      if (reservation.ok) return { attempt: attempt(reservation.id, account, key), record };
       o.onRefused?.(reservation.reason);
       if (reservation.reason === 'locked') throw throttled(reservation.retryAfterSeconds);
       if (performance.now() + pause > deadline) {
@@ -110,10 +125,10 @@ export function createAuthenticator(o: AuthenticatorOptions) {
     // One throttle key per account (P-8): the NFC form the store uses, or "jose\u0301" would get
     // guesses of its own beside "jos\u00e9", and a name with k accents 2^k fresh windows.
     const name = creds.name.normalize('NFC');
-    const attempt = await gate(name, ctx.address);
+    const { attempt, record: read } = await gateAndRead(name, ctx.address);
     let record: UserRecord | undefined;
     try {
-      record = await o.users.verify(name, creds.password);
+      record = await o.users.verify(name, creds.password, { record: read });
     } catch (error) {
       await attempt.release();
       throw error;
@@ -134,9 +149,9 @@ export function createAuthenticator(o: AuthenticatorOptions) {
       throw new HttpError(problem(400, 'bad-request', { detail: 'Malformed Digest credentials (RFC 7616).' }), { 'www-authenticate': challenges() });
     }
     const resolved = params.userhash ? await o.users.findByUserhash(params.algorithm, o.realm, params.username) : params.username;
-    const attempt = await gate(resolved ?? params.username, ctx.address);
+    // An unknown userhash names nobody to read: its attempt counts against the hash itself.
+    const { attempt, record } = resolved === undefined ? { attempt: await gate(params.username, ctx.address), record: undefined } : await gateAndRead(resolved, ctx.address);
     try {
-      const record = resolved === undefined ? undefined : await o.users.get(resolved);
       return await settleDigest(attempt, d, params, record, ctx);
     } finally {
       await attempt.release();
@@ -178,14 +193,15 @@ export function createAuthenticator(o: AuthenticatorOptions) {
 
   async function bearer(header: string, target: string | undefined, ctx: RequestContext): Promise<Authenticated> {
     const token = parseBearer(header);
-    const attempt = await gate(target ?? '', ctx.address);
+    const { attempt, record } = target === undefined ? { attempt: await gate('', ctx.address), record: undefined } : await gateAndRead(target, ctx.address);
     try {
-      if (token === undefined || token === 'malformed' || target === undefined || !(await o.users.hasResetToken(target, token))) {
+      if (token === undefined || token === 'malformed' || target === undefined || !(await o.users.hasResetToken(target, token, { record }))) {
         await attempt.fail();
         throw unauthorized({ bearer: true });
       }
       await attempt.succeed();
-      return { caller: target, via: 'token', token };
+      // The record the token was checked against is handed on: the change reads it no second time.
+      return record === undefined ? { caller: target, via: 'token', token } : { caller: target, via: 'token', token, record };
     } finally {
       await attempt.release();
     }
@@ -196,6 +212,7 @@ export function createAuthenticator(o: AuthenticatorOptions) {
     unauthorized,
     throttled,
     gate,
+    gateAndRead,
     /**
      * Authenticates the request by Basic or Digest (and, when `bearerFor` names the path's user, a
      * reset token as Bearer: P-9 allows a token only for that user's password change).

@@ -65,10 +65,11 @@ export function createPasswordHandlers(o: PasswordHandlerOptions) {
     const { oldpasswd, newpasswd } = parseForm(text);
     const target = segmentUserName(params['name'] ?? '');
     const account = target ?? params['name'] ?? '';
-    const attempt = await o.auth.gate(account, ctx.address);
+    // The user is read with the reservation (issue 20: one store operation), when there is one to read.
+    const { attempt, record: read } = target === undefined ? { attempt: await o.auth.gate(account, ctx.address), record: undefined } : await o.auth.gateAndRead(target, ctx.address);
     let record;
     try {
-      record = target === undefined ? undefined : await o.users.verify(target, oldpasswd);
+      record = target === undefined ? undefined : await o.users.verify(target, oldpasswd, { record: read });
       if (record === undefined || target === undefined) {
         await attempt.fail();
         // P-5: the old password is in the body, so no challenge is owed: 403, not 401.

@@ -37,8 +37,9 @@ export interface ResourceWriteHandlers {
 }
 
 const NO_CONTENT: Reply = { status: 204, headers: { 'cache-control': 'no-store' } };
-const JSON_TYPES = ['application/json'] as const;
-const MERGE_PATCH_TYPES = ['application/merge-patch+json'] as const;
+/** The body types a POST or PUT takes, and a PATCH: 415 names them, and so does OPTIONS (RFC 5789 §3.1). */
+export const JSON_TYPES = ['application/json'] as const;
+export const MERGE_PATCH_TYPES = ['application/merge-patch+json'] as const;
 
 /** The write handlers a definition's methods call for; none for a plain loader. */
 export function createResourceWriteHandlers(o: ResourceWriteOptions): ResourceWriteHandlers {

@@ -1,5 +1,5 @@
 import { IncomingMessage } from 'node:http';
-import type { Readable } from 'node:stream';
+import { Readable } from 'node:stream';
 import { createMemo } from '../memo.js';
 import { HttpError, problem } from './problem.js';
 
@@ -20,7 +20,9 @@ export function readBody(source: BodySource, declaredLength: string | undefined,
   if (source.destroyed || source.readableAborted) return Promise.reject(unreadable());
   // An HTTP/2 request whose HEADERS frame ended the stream (no body) has already emitted 'end'
   // before anyone listened: nothing is left to read, and waiting for 'end' would wait for ever.
-  if (source.readableEnded) return Promise.resolve(EMPTY);
+  // An HTTP/1.1 request that announced a body and has none left was read by someone else: a body
+  // parser (express.json()) mounted before service.middleware. Say so, rather than "empty body".
+  if (source.readableEnded) return announcesBody(source, declaredLength) ? Promise.reject(readElsewhere()) : Promise.resolve(EMPTY);
   // HTTP/1.1: the parser has seen the whole message, which waits in the stream's buffer (a small
   // body comes with its headers): taken in one read, with no listeners and no flowing mode; read()
   // ends the stream. (node:http2's `complete` also means "closed", possibly with a body cut short.)
@@ -70,6 +72,23 @@ export function readBody(source: BodySource, declaredLength: string | undefined,
 }
 
 const EMPTY = Buffer.alloc(0);
+
+/**
+ * An HTTP/1.1 message off a socket with a body (RFC 9112 §6.3: Content-Length > 0, or
+ * Transfer-Encoding). service.fetch's request without a body is no stream: its headers may say
+ * what they like, it has nothing to read, and "empty" is the truth.
+ */
+function announcesBody(source: BodySource, declaredLength: string | undefined): boolean {
+  const message = source as BodySource & { readonly httpVersionMajor?: number; readonly headers?: Readonly<Record<string, unknown>> };
+  if (!(message instanceof Readable) || message.httpVersionMajor !== 1) return false;
+  return Number(declaredLength) > 0 || message.headers?.['transfer-encoding'] !== undefined;
+}
+
+function readElsewhere(): HttpError {
+  return new HttpError(problem(500, 'internal', {
+    detail: 'The request body was read before this service saw it: mount service.middleware before any body parser (such as express.json()).',
+  }));
+}
 
 function unreadable(): HttpError {
   return new HttpError(problem(400, 'bad-request', { detail: 'The request body could not be read.' }));

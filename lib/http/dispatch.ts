@@ -30,6 +30,8 @@ export interface DispatchOptions {
   readonly quietRoutes?: ReadonlySet<string> | undefined;
   /** Top-level routes served like /api/ resources (extension, return_type): their problems follow the same choice (E-1). */
   readonly negotiatedRoutes?: ReadonlySet<string> | undefined;
+  /** By route label: what OPTIONS says beside Allow (`accept-post`, `accept-patch`). */
+  readonly optionsHeaders?: ReadonlyMap<string, Readonly<Record<string, string>>> | undefined;
   /** A-9: the prefix every route is served under (`/svc`), or '' for none; nothing outside it is served. */
   readonly basePath?: string | undefined;
 }
@@ -153,7 +155,7 @@ export function createDispatcher(options: DispatchOptions): Dispatcher {
       case 'found':
         return match.handler(ctx, match.params);
       case 'method-not-allowed':
-        if (ctx.method === 'OPTIONS') return { status: 204, headers: { allow: match.allow.join(', ') } };
+        if (ctx.method === 'OPTIONS') return { status: 204, headers: { allow: match.allow.join(', '), ...options.optionsHeaders?.get(match.route) } };
         throw new HttpError(problem(405, 'method-not-allowed', { detail: `Allowed: ${match.allow.join(', ')}.` }), { allow: match.allow.join(', ') });
       case 'not-found':
         throw new HttpError(problem(404, 'not-found'));

@@ -43,6 +43,8 @@ export interface RouteDecl {
   readonly extensions?: boolean;
   /** Parameters shared by every operation of the path (OpenAPI path item `parameters`). */
   readonly parameters?: readonly Json[];
+  /** Headers an OPTIONS answer carries beside Allow: `accept-post`, `accept-patch` (RFC 5789 §3.1). */
+  readonly optionsHeaders?: Readonly<Record<string, string>>;
   /** Extra OPTIONS responses (P-12's 404 when the route is off elsewhere). */
   readonly optionsResponses?: JsonObject;
 }
@@ -60,6 +62,11 @@ export function routerTable(routes: readonly RouteDecl[]): Record<string, Record
     table[route.pattern] = methods;
   }
   return table;
+}
+
+/** By route label (`ctx.route`): the headers its OPTIONS answer carries beside Allow. */
+export function optionsHeadersByLabel(routes: readonly RouteDecl[]): ReadonlyMap<string, Readonly<Record<string, string>>> {
+  return new Map(routes.flatMap((route) => (route.optionsHeaders === undefined ? [] : [[routeLabel(route.pattern), route.optionsHeaders] as const])));
 }
 
 /** The labels (as the router reports them, `ctx.route`) of the routes that `pick` selects. */

@@ -9,7 +9,7 @@ export const THROTTLE_KINDS: readonly ThrottleKind[] = ['locked', 'busy', 'hash-
 
 /** Store operations observed; any other method of a store is passed through unobserved. */
 export const STORE_OPERATIONS = [
-  'get', 'page', 'list', 'count', 'findByUserhash', 'update', 'ping',
+  'get', 'page', 'list', 'count', 'findByUserhash', 'update', 'ping', 'reserveAndGet',
   'throttle.reserve', 'throttle.settle', 'nonces.claim', 'issuance.take',
 ] as const;
 export type StoreOperation = (typeof STORE_OPERATIONS)[number];

@@ -60,6 +60,11 @@ const NO_ERRORS: readonly SchemaError[] = Object.freeze([]);
 
 const pass: Check = () => {};
 
+/** `1 character`, `2 characters`: a refusal's detail is read by people. */
+function plural(n: number, one: string, many = `${one}s`): string {
+  return `${n} ${n === 1 ? one : many}`;
+}
+
 function report(run: Run, detail: string): void {
   if (run.errors.length < run.max) run.errors.push({ pointer: jsonPointer(run.path), detail });
 }
@@ -194,13 +199,13 @@ const KEYWORDS: { readonly [keyword: string]: KeywordCompiler } = {
   minLength: (value, site) => {
     const n = count(value, site);
     return (v, run) => {
-      if (typeof v === 'string' && v.length < 2 * n && codePoints(v) < n) report(run, `must be at least ${n} characters long`);
+      if (typeof v === 'string' && v.length < 2 * n && codePoints(v) < n) report(run, `must be at least ${plural(n, 'character')} long`);
     };
   },
   maxLength: (value, site) => {
     const n = count(value, site);
     return (v, run) => {
-      if (typeof v === 'string' && v.length > n && codePoints(v) > n) report(run, `must be at most ${n} characters long`);
+      if (typeof v === 'string' && v.length > n && codePoints(v) > n) report(run, `must be at most ${plural(n, 'character')} long`);
     };
   },
   pattern: (value, site) => {
@@ -221,13 +226,13 @@ const KEYWORDS: { readonly [keyword: string]: KeywordCompiler } = {
   minItems: (value, site) => {
     const n = count(value, site);
     return (v, run) => {
-      if (Array.isArray(v) && v.length < n) report(run, `must have at least ${n} entries`);
+      if (Array.isArray(v) && v.length < n) report(run, `must have at least ${plural(n, 'entry', 'entries')}`);
     };
   },
   maxItems: (value, site) => {
     const n = count(value, site);
     return (v, run) => {
-      if (Array.isArray(v) && v.length > n) report(run, `must have at most ${n} entries`);
+      if (Array.isArray(v) && v.length > n) report(run, `must have at most ${plural(n, 'entry', 'entries')}`);
     };
   },
   items: (value, site) => {

@@ -5,6 +5,7 @@ import type { Handler } from '../http/dispatch.js';
 import type { JsonObject, RouteDecl, RouteMethod } from '../http/route-table.js';
 import { problemResponse, R, ref, representationResponse, representationResponses } from '../ops/openapi.js';
 import type { ServedResource } from '../resources/definition.js';
+import { JSON_TYPES, MERGE_PATCH_TYPES } from '../handlers/resource-writes.js';
 
 type Json = JsonObject[string];
 
@@ -71,7 +72,7 @@ export function resourceRoutes(resource: ServedResource, h: ResourceRouteHandler
     };
   }
   const routes: RouteDecl[] = [];
-  if (Object.keys(collection).length > 0) routes.push({ pattern: `/api/:resource(${name})`, negotiated: true, extensions: true, methods: collection });
+  if (Object.keys(collection).length > 0) routes.push({ pattern: `/api/:resource(${name})`, negotiated: true, extensions: true, methods: collection, ...(h.post === undefined ? {} : { optionsHeaders: { 'accept-post': JSON_TYPES.join(', ') } }) });
 
   const item: Record<string, RouteMethod> = {};
   if (h.item !== undefined) {
@@ -133,6 +134,7 @@ export function resourceRoutes(resource: ServedResource, h: ResourceRouteHandler
     routes.push({
       pattern: `/api/${name}/:id`,
       negotiated: true,
+      ...(h.patch === undefined ? {} : { optionsHeaders: { 'accept-patch': MERGE_PATCH_TYPES.join(', ') } }),
       parameters: [{ name: 'id', in: 'path', required: true, description: 'The item\'s id, percent-encoded; a literal .json or .xml ending chooses the representation.', schema: { type: 'string', minLength: 1 } }],
       methods: item,
     });

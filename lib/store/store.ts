@@ -1,6 +1,6 @@
 // The seam between the user domain (lib/users/) and where users are kept: types only. Every
 // store (file/, postgres/, memory/) implements Store; open.ts picks one from the `store` option.
-import type { IssuanceLedger, NonceLedger, ThrottleLedger } from './ledgers.js';
+import type { IssuanceLedger, NonceLedger, Reservation, ThrottleLedger } from './ledgers.js';
 
 export type { IssuanceLedger, NonceLedger, Outcome, Reservation, ThrottleLedger, ThrottlePolicy } from './ledgers.js';
 
@@ -50,6 +50,11 @@ export interface UpdateOptions {
   readonly verbatim?: boolean;
 }
 
+/** What reserveAndGet() found: the reservation, and the user when it was admitted. */
+export type ReservedRead =
+  | { readonly reservation: Extract<Reservation, { ok: true }>; readonly record: UserRecord | undefined }
+  | { readonly reservation: Extract<Reservation, { ok: false }>; readonly record?: undefined };
+
 export interface Page {
   readonly users: readonly UserRecord[];
   /** True when users after the last one exist. */
@@ -77,6 +82,12 @@ export interface Store {
    * ERR_STORE_UNAVAILABLE) and changes nothing.
    */
   update<T>(name: string, fn: (current: UserRecord | undefined, view: UpdateView) => UpdateDecision<T>, options?: UpdateOptions): Promise<T>;
+  /**
+   * P-8's gate and the login's read in one step (issue 20: one round trip on PostgreSQL): reserves
+   * an attempt as `throttle.reserve(account, address)` does and, when it is admitted, reads the
+   * user `account` as get() does. Refused: nothing is read. Settle the reservation as ever.
+   */
+  reserveAndGet(account: string, address: string): Promise<ReservedRead>;
   /** Readiness (H-3): resolves when the store answers reads, rejects otherwise; never waits for the writers' lock. */
   ping(): Promise<void>;
   readonly throttle: ThrottleLedger;

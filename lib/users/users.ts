@@ -70,8 +70,12 @@ export type Expectation = (current: UserRecord) => boolean;
 /** Domain operations on users: names, policy, hashing and the store, shared by HTTP, CLI and library. */
 export interface Users {
   add(name: string, password: string, role?: Role): Promise<UserInfo>;
-  /** The user's record when the password is right; constant work for unknown users (U-3). */
-  verify(name: string, password: string): Promise<UserRecord | undefined>;
+  /**
+   * The user's record when the password is right; constant work for unknown users (U-3).
+   * `read`: the user as the caller just read it (store.reserveAndGet(), `record` undefined for an
+   * unknown user), which spares the read here.
+   */
+  verify(name: string, password: string, read?: { readonly record: UserRecord | undefined }): Promise<UserRecord | undefined>;
   /** Sets a password after the policy; 'not-found', or 'token-invalid' when the token was used meanwhile. */
   setPassword(name: string, password: string, options: SetPasswordOptions): Promise<'ok' | 'not-found' | 'token-invalid'>;
   /** Removes a user; 'last-admin' when it is the only admin left (R-5), unless `allowLastAdmin`. */
@@ -88,8 +92,8 @@ export interface Users {
   /** Computes the dummy hash now, so the first unknown-user login costs what a wrong password does. */
   warmUp(): Promise<void>;
   issueResetToken(name: string): Promise<{ token: string; expiresAt: Date }>;
-  /** True when `token` is a live reset token of `name` (does not consume it). */
-  hasResetToken(name: string, token: string): Promise<boolean>;
+  /** True when `token` is a live reset token of `name` (does not consume it); `read` as for verify(). */
+  hasResetToken(name: string, token: string, read?: { readonly record: UserRecord | undefined }): Promise<boolean>;
 }
 
 export function createUsers(o: UsersOptions): Users {
@@ -146,9 +150,9 @@ export function createUsers(o: UsersOptions): Users {
       return info(record);
     },
 
-    async verify(name, password) {
+    async verify(name, password, read) {
       const prepared = preparePassword(password);
-      const record = await o.store.get(name);
+      const record = read === undefined ? await o.store.get(name) : read.record;
       const phc = record?.hash ?? (await dummyHash());
       // U-3: at least the configured cost, whatever the stored hash's: no faster answer for old hashes.
       const ok = await o.gate.run(() => verifyPassword(prepared, phc, o.cost));
@@ -239,8 +243,8 @@ export function createUsers(o: UsersOptions): Users {
       return { token: issued.token, expiresAt: event.expiresAt };
     },
 
-    async hasResetToken(name, token) {
-      const record = await o.store.get(name);
+    async hasResetToken(name, token, read) {
+      const record = read === undefined ? await o.store.get(name) : read.record;
       return record !== undefined && hasLiveResetToken(record, token, o.now());
     },
   };

@@ -162,6 +162,25 @@ test('A-9 service.middleware in a real Express 5 app (app.use("/svc", …)): its
   assert.match(unknown.header('content-type') ?? '', /^text\/html/, "Express's own 404");
 });
 
+test('A-9 service.middleware behind a body parser (express.json() first): the answer says the body was read elsewhere, not "empty"', async (t) => {
+  const service = createService({ store: ':memory:', scrypt: FAST_SCRYPT, basePath: '/svc', resources: books() });
+  t.after(() => service.close());
+  const app = express();
+  app.use(express.json());
+  app.use('/svc', service.middleware);
+  const { cert, key } = testCertificate();
+  const send = overSocket(await listen(t, createServer({ cert, key }, app)), cert);
+  const post = await send('/svc/api/books', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"title":"Emma"}' });
+  assert.equal(post.status, 500);
+  assert.match(JSON.parse(post.body).detail, /mount service\.middleware before any body parser/);
+  // A body the parser left alone, and a request without a body, are served as ever.
+  const text = await send('/svc/api/books', { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'x' });
+  assert.equal(text.status, 415);
+  const list = await send('/svc/api/books.json');
+  assert.equal(list.status, 200);
+  assert.equal(list.body, '[]');
+});
+
 test('A-9 service.middleware at the root of an Express app, without basePath; next() for what it does not serve', async (t) => {
   const service = createService({ store: ':memory:', scrypt: FAST_SCRYPT });
   t.after(() => service.close());

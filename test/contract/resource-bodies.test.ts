@@ -127,6 +127,24 @@ for (const way of WAYS) {
     assert.deepEqual(calls, []);
   });
 
+  test(`A-6 OPTIONS names the body types before a client sends one: Accept-Post on a collection that takes POST, Accept-Patch on an item that takes PATCH (RFC 5789 §3.1) (${way})`, async (t) => {
+    const { s, calls } = await reach(t, way);
+    const collection = await s.fetch('/api/books', { method: 'OPTIONS' });
+    assert.equal(collection.status, 204);
+    assert.equal(collection.headers['accept-post'], 'application/json');
+    assert.equal(collection.headers['accept-patch'], undefined);
+    const item = await s.fetch('/api/books/1.xml', { method: 'OPTIONS' });
+    assert.equal(item.status, 204);
+    assert.equal(item.headers['accept-patch'], 'application/merge-patch+json');
+    assert.equal(item.headers['accept-post'], undefined);
+    // notes takes POST and has no items; /api/something takes no body at all.
+    assert.equal((await s.fetch('/api/notes', { method: 'OPTIONS' })).headers['accept-post'], 'application/json');
+    const something = await s.fetch('/api/something', { method: 'OPTIONS' });
+    assert.equal(something.headers['accept-post'], undefined);
+    assert.equal(something.headers['accept-patch'], undefined);
+    assert.deepEqual(calls, []);
+  });
+
   test(`A-6 malformed JSON is 400 with the line and column in detail (${way})`, async (t) => {
     const { s, calls } = await reach(t, way);
     const p = problemOf(await send(s, 'POST', '/api/books', '{\n  "title": "Dune",\n  "year": ,\n}'), 400, 'bad-request');

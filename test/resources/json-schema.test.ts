@@ -180,6 +180,17 @@ test('A-6 a refusal says what is wrong in words', () => {
   assert.deepEqual(validate({ title: 'Dune', year: 1965, tags: ['sf'] }), []);
 });
 
+test('A-6 a refusal counts in words: 1 character, 1 entry, 2 characters', () => {
+  const validate = compileSchema({ properties: { title: { minLength: 1 }, code: { maxLength: 1 }, name: { minLength: 2 }, tags: { minItems: 1 }, ids: { maxItems: 1 } } }, 'books');
+  assert.deepEqual(validate({ title: '', code: 'ab', name: 'a', tags: [], ids: [1, 2] }).map((e) => e.detail), [
+    'must be at least 1 character long',
+    'must be at most 1 character long',
+    'must be at least 2 characters long',
+    'must have at least 1 entry',
+    'must have at most 1 entry',
+  ]);
+});
+
 test('A-6 a __proto__ member in a body is an own member like any other', () => {
   const body = JSON.parse('{"__proto__":{"admin":true}}') as unknown;
   assert.deepEqual(compileSchema({ additionalProperties: false }, 't')(body).map((e) => e.pointer), ['/__proto__']);

@@ -258,6 +258,32 @@ export function storeConformance(label: string, factory: StoreFactory, options: 
         });
       }
 
+      test('issue 20: reserveAndGet() reserves as reserve() does and reads the user only when admitted (fresh, from another instance too)', async (t) => {
+        const backing = await factory(t);
+        const [a, b] = [await opened(t, backing, { throttle: { baseDelayMs: 60_000, maxDelayMs: 120_000 } }), await opened(t, backing)];
+        const lena = user('lena');
+        await put(b, lena);
+        const found = await a.reserveAndGet('lena', '192.0.2.40');
+        assert.ok(found.reservation.ok);
+        assert.deepEqual(found.record, lena);
+        const unknown = await a.reserveAndGet('nobody-here', '192.0.2.40');
+        assert.ok(unknown.reservation.ok);
+        assert.equal(unknown.record, undefined);
+        // The reservations are in flight like reserve()'s: with three more, lena's five places are taken.
+        const held = await Promise.all(Array.from({ length: 4 }, () => a.throttle.reserve('lena', '192.0.2.41')));
+        assert.equal(held.filter((r) => r.ok).length, 4);
+        assert.deepEqual(await b.reserveAndGet('lena', '192.0.2.42'), { reservation: { ok: false, reason: 'busy' } });
+        await a.throttle.settle(found.reservation.id, 'lena', '192.0.2.40', 'fail');
+        for (const r of held) if (r.ok) await a.throttle.settle(r.id, 'lena', '192.0.2.41', 'fail');
+        await a.throttle.settle(unknown.reservation.id, 'nobody-here', '192.0.2.40', 'none');
+        // Five failures settled: locked, with the Retry-After reserve() gives, and nothing read.
+        const locked = await a.reserveAndGet('lena', '192.0.2.40');
+        assert.ok(!locked.reservation.ok && locked.reservation.reason === 'locked' && locked.reservation.retryAfterSeconds > 50, JSON.stringify(locked));
+        assert.equal(locked.record, undefined);
+        const plain = await a.throttle.reserve('lena', '192.0.2.40');
+        assert.ok(!plain.ok && plain.reason === 'locked');
+      });
+
       test('P-8: a reservation of a crashed instance (never settled) expires after the lease', async (t) => {
         const backing = await factory(t);
         const store = await opened(t, backing, { throttle: { accountFreeFailures: 1, leaseMs: 1_500 } });

@@ -9,7 +9,8 @@ import { acquireLock, sweepLockLeftovers, type LockOptions } from '../../fs/lock
 import { ServiceError } from '../../errors.js';
 import type { StoreConfig, StoreHooks } from '../options.js';
 import { checkWrite, needUserhash } from '../record.js';
-import type { IssuanceLedger, NonceLedger, Page, Store, ThrottleLedger, UpdateDecision, UpdateOptions, UpdateView, UserRecord, Userhash } from '../store.js';
+import { reserveThenGet } from '../reserve-then-get.js';
+import type { IssuanceLedger, NonceLedger, Page, ReservedRead, Store, ThrottleLedger, UpdateDecision, UpdateOptions, UpdateView, UserRecord, Userhash } from '../store.js';
 import type { JournalOp } from './format.js';
 import { createFileLedgers, type FileLedgers } from './ledger-file.js';
 import { openStorePath } from './path.js';
@@ -123,6 +124,10 @@ class FileStore implements Store {
       this.#userhashes.set(realm, index);
     }
     return index.map.get(`${algorithm}:${hash.toLowerCase()}`);
+  }
+
+  reserveAndGet(account: string, address: string): Promise<ReservedRead> {
+    return reserveThenGet(this, account, address);
   }
 
   async ping(): Promise<void> {

@@ -9,7 +9,8 @@ import type { Ledgers } from '../ledgers.js';
 import { LedgerState } from '../ledger-state.js';
 import type { StoreConfig } from '../options.js';
 import { checkWrite, needUserhash } from '../record.js';
-import type { Page, Store, UpdateDecision, UpdateOptions, UpdateView, UserRecord } from '../store.js';
+import { reserveThenGet } from '../reserve-then-get.js';
+import type { Page, ReservedRead, Store, UpdateDecision, UpdateOptions, UpdateView, UserRecord } from '../store.js';
 
 /** A new, empty memory store. */
 export function openMemoryStore(config: StoreConfig): Store {
@@ -81,6 +82,10 @@ class MemoryStore implements Store {
       this.#sorted = undefined;
     }
     return result;
+  }
+
+  reserveAndGet(account: string, address: string): Promise<ReservedRead> {
+    return reserveThenGet(this, account, address);
   }
 
   async ping(): Promise<void> {

@@ -16,24 +16,45 @@ const LEASE_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$
 // expire. A failure is what P-8 must never lose: settle('fail') commits as the server is set.
 const NO_FLUSH = "set_config('synchronous_commit', 'off', true)";
 
+/** The row throttle_reserve() answers, as the combined read in postgres-store.ts selects it too. */
+export interface ReserveRow {
+  readonly kind: string | null;
+  readonly lease: string | null;
+  readonly retry_after: number | null;
+}
+
+/**
+ * The FROM items that reserve one attempt (P-8, the rules in SQL: schema-v1.ts) with their
+ * parameters, the account as $1 and the address as $2: `reserve()` selects from them alone,
+ * `reserveAndGet()` (postgres-store.ts) joins the user to them, in one statement either way.
+ */
+export function reserveFrom(policy: ThrottlePolicy, account: string | undefined, address: string): { readonly from: string; readonly params: unknown[] } {
+  return {
+    from: `httpskit.throttle_reserve($1, $2, $3, $4, $5, $6) AS r CROSS JOIN ${NO_FLUSH} AS flush`,
+    params: [account ?? null, address, policy.accountFreeFailures, policy.addressMaxFailures, policy.addressWindowMs, policy.leaseMs],
+  };
+}
+
+/** What throttle_reserve()'s row means; anything else is a store that cannot be trusted. */
+export function toReservation(row: ReserveRow | undefined): Reservation {
+  const reservation: Reservation | undefined =
+    row?.kind === 'ok' && row.lease !== null
+      ? { ok: true, id: row.lease }
+      : row?.kind === 'locked'
+        ? { ok: false, reason: 'locked', retryAfterSeconds: row.retry_after ?? 1 }
+        : row?.kind === 'busy'
+          ? { ok: false, reason: 'busy' }
+          : undefined;
+  if (reservation === undefined) throw new ServiceError('ERR_STORE_CORRUPT', `throttle_reserve answered ${JSON.stringify(row)}`);
+  return reservation;
+}
+
 export function createThrottleLedger(db: Database, policy: ThrottlePolicy): ThrottleLedger {
   return {
     async reserve(account, address) {
-      const result = await db.query<{ kind: string; lease: string | null; retry_after: number | null }>(
-        `SELECT kind, lease, retry_after FROM httpskit.throttle_reserve($1, $2, $3, $4, $5, $6), ${NO_FLUSH}`,
-        [account ?? null, address, policy.accountFreeFailures, policy.addressMaxFailures, policy.addressWindowMs, policy.leaseMs],
-      );
-      const row = result.rows[0];
-      const reservation: Reservation | undefined =
-        row?.kind === 'ok' && row.lease !== null
-          ? { ok: true, id: row.lease }
-          : row?.kind === 'locked'
-            ? { ok: false, reason: 'locked', retryAfterSeconds: row.retry_after ?? 1 }
-            : row?.kind === 'busy'
-              ? { ok: false, reason: 'busy' }
-              : undefined;
-      if (reservation === undefined) throw new ServiceError('ERR_STORE_CORRUPT', `throttle_reserve answered ${JSON.stringify(row)}`);
-      return reservation;
+      const { from, params } = reserveFrom(policy, account, address);
+      const result = await db.query<ReserveRow>(`SELECT r.kind, r.lease, r.retry_after FROM ${from}`, params);
+      return toReservation(result.rows[0]);
     },
 
     async settle(id, account, address, outcome) {

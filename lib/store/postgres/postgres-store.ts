@@ -5,14 +5,15 @@
 import type { PoolClient } from 'pg';
 import { ServiceError } from '../../errors.js';
 import { checkRecord, checkWrite } from '../record.js';
+import { releasingOnFailure } from '../reserve-then-get.js';
 import { cleanUp, startCleanup } from './cleanup.js';
 import { CallerError, createDatabase, type Database } from './database.js';
-import { createIssuanceLedger, createNonceLedger, createThrottleLedger } from './ledgers.js';
+import { createIssuanceLedger, createNonceLedger, createThrottleLedger, reserveFrom, toReservation, type ReserveRow } from './ledgers.js';
 import { loadPg } from './load-pg.js';
 import { checkVersion, migrate } from './migrate.js';
 import { resolvePostgresOptions, type PostgresStoreConfig, type PostgresStoreOptions } from './postgres-options.js';
 import { createSettingsLedger } from './settings.js';
-import type { IssuanceLedger, NonceLedger, SettingsLedger, Store, ThrottleLedger, UpdateDecision, UpdateOptions, UpdateView, UserRecord } from '../store.js';
+import type { IssuanceLedger, NonceLedger, ReservedRead, SettingsLedger, Store, ThrottleLedger, UpdateDecision, UpdateOptions, UpdateView, UserRecord } from '../store.js';
 
 export interface PostgresStore extends Store {
   /** S-4: the settings every instance must agree on. */
@@ -21,7 +22,8 @@ export interface PostgresStore extends Store {
   cleanUp(): Promise<number>;
 }
 
-const COLUMNS = 'name, role, hash, digest, reset_tokens, created_at, password_changed_at';
+const USER_COLUMNS = ['name', 'role', 'hash', 'digest', 'reset_tokens', 'created_at', 'password_changed_at'] as const;
+const COLUMNS = USER_COLUMNS.join(', ');
 
 /** Opens (and, unless `migrate: false`, migrates) the store at a postgres:// URL. */
 export async function openPostgresStore(url: string, options: PostgresStoreOptions = {}): Promise<PostgresStore> {
@@ -69,6 +71,22 @@ class Postgres implements PostgresStore {
     this.#assertOpen();
     const result = await this.#db.query(`SELECT ${COLUMNS} FROM httpskit.users WHERE name = $1`, [name]);
     return result.rows[0] === undefined ? undefined : toRecord(result.rows[0]);
+  }
+
+  async reserveAndGet(account: string, address: string): Promise<ReservedRead> {
+    this.#assertOpen();
+    // One statement, one round trip (issue 20): the reservation as throttle.reserve() takes it,
+    // and the user joined to it only when it is admitted, read in the same statement's snapshot.
+    const { from, params } = reserveFrom(this.#config.throttle, account, address);
+    const result = await this.#db.query<ReserveRow & Record<string, unknown>>(
+      `SELECT r.kind, r.lease, r.retry_after, ${USER_COLUMNS.map((c) => `u.${c}`).join(', ')}
+         FROM ${from} LEFT JOIN httpskit.users AS u ON r.kind = 'ok' AND u.name = $1`,
+      params,
+    );
+    const row = result.rows[0];
+    const reservation = toReservation(row);
+    if (!reservation.ok) return { reservation };
+    return { reservation, record: await releasingOnFailure(this.throttle, reservation.id, account, address, () => (row === undefined || row.name === null ? undefined : toRecord(row))) };
   }
 
   async page(options: { readonly after?: string | undefined; readonly limit: number }): Promise<{ readonly users: readonly UserRecord[]; readonly more: boolean }> {
