@@ -18,7 +18,17 @@ import { connect } from 'node:tls';
 import { pacedTls, type KeptSocket } from './paced-tls.js';
 
 export type LoadRequest =
-  | { readonly id: number; readonly kind: 'keepalive'; readonly url: string; readonly headers: Readonly<Record<string, string>>; readonly connections: number; readonly seconds: number }
+  | {
+      readonly id: number;
+      readonly kind: 'keepalive';
+      readonly url: string;
+      readonly headers: Readonly<Record<string, string>>;
+      readonly connections: number;
+      readonly seconds: number;
+      /** GET unless given (the library section's PUT, with its body). */
+      readonly method?: 'GET' | 'PUT';
+      readonly body?: string;
+    }
   | { readonly id: number; readonly kind: 'newconn'; readonly url: string; readonly concurrency: number; readonly seconds: number }
   | { readonly id: number; readonly kind: 'probe'; readonly url: string; readonly ratePerSecond: number; readonly seconds: number }
   | {
@@ -63,7 +73,15 @@ function keepalive(cmd: Extract<LoadRequest, { kind: 'keepalive' }>): Promise<Lo
     const latencies: number[] = [];
     let failed = 0;
     const instance = autocannon(
-      { url: cmd.url, headers: { ...cmd.headers }, connections: cmd.connections, pipelining: 1, duration: cmd.seconds },
+      {
+        url: cmd.url,
+        headers: { ...cmd.headers },
+        connections: cmd.connections,
+        pipelining: 1,
+        duration: cmd.seconds,
+        ...(cmd.method === undefined ? {} : { method: cmd.method }),
+        ...(cmd.body === undefined ? {} : { body: cmd.body }),
+      },
       (error, result) => {
         if (error !== null && error !== undefined) {
           reject(error);

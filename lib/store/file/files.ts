@@ -59,26 +59,18 @@ export async function readWhole(path: string): Promise<{ bytes: Buffer; id: File
   }
 }
 
-/** Bytes [start, end) of a file; refuses another user's file (ERR_STORE_UNSAFE). */
-export async function readRange(path: string, start: number, end: number): Promise<Buffer> {
-  const handle = await open(path, 'r');
-  try {
-    // A journal deleted and re-created by someone else can reuse the inode number, so the
-    // caller's identity check alone would take it for ours, grown.
-    assertOwner(await handle.stat(), path);
-    const buffer = Buffer.alloc(end - start);
-    let done = 0;
-    while (done < buffer.length) {
-      const { bytesRead } = await handle.read(buffer, done, buffer.length - done, start + done);
-      if (bytesRead === 0) break;
-      done += bytesRead;
-    }
-    return buffer.subarray(0, done);
-  } finally {
-    await handle.close();
+/** Bytes [start, end) through an open handle (fewer if the file is shorter). */
+export async function readAt(handle: FileHandle, start: number, end: number): Promise<Buffer> {
+  const buffer = Buffer.alloc(Math.max(0, end - start));
+  let done = 0;
+  while (done < buffer.length) {
+    const { bytesRead } = await handle.read(buffer, done, buffer.length - done, start + done);
+    if (bytesRead === 0) break;
+    done += bytesRead;
   }
+  return buffer.subarray(0, done);
 }
 
-function toId(info: { ino: bigint; size: bigint; ctimeNs: bigint }): FileId {
+export function toId(info: { ino: bigint; size: bigint; ctimeNs: bigint }): FileId {
   return { ino: info.ino, size: Number(info.size), ctimeNs: info.ctimeNs };
 }

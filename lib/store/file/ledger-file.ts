@@ -72,7 +72,7 @@ export function createFileLedgers(o: FileLedgerOptions): FileLedgers {
   const pending = new Set<PendingFailure>();
   // Leases ended in memory ahead of their line ("e" or "f"): a start-over must not bring them back.
   const ended = new Set<string>();
-  const journal = new LineJournal(path);
+  const journal = new LineJournal(path, { tornTail: 'end-line' });
   let tail: Promise<unknown> = Promise.resolve();
 
   // This process as a server on the store: its id (a prefix of its lease ids), the other servers,
@@ -145,7 +145,10 @@ export function createFileLedgers(o: FileLedgerOptions): FileLedgers {
 
   /** Applies what any process appended since we last looked (a compaction elsewhere: all of it). */
   async function catchUp(): Promise<void> {
-    const found = await journal.catchUp({ replaced: reset, line: apply });
+    const found = await journal.catchUp((bytes, fromStart) => {
+      if (fromStart) reset();
+      for (const line of bytes.toString('utf8').split('\n')) if (line !== '') apply(line);
+    });
     // The side file is gone: forget it all but what is still on its way to it.
     if (found === 'gone') reset();
     // Failures counted ahead of their lines are in no file yet: count them again, after the

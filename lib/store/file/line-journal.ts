@@ -1,103 +1,164 @@
-// A journal of JSON lines that several processes append to and read: the engine under the file
-// ledger (`<store>.ledger`). It knows how far this process has read (the file's inode and the
-// bytes applied), catches up with what others appended, appends after a torn line without gluing
-// to it, and compacts by replacing the file whole (temporary file, fsync, rename). What the lines
-// mean is the caller's (ledger-lines.ts). The caller serialises calls and holds the store's lock
-// for appends and compactions.
-import { statSync } from 'node:fs';
-import { open, stat } from 'node:fs/promises';
-import { writeDurably } from '../../fs/durable-write.js';
+// A journal of lines that several processes append to and read: the one engine under the file
+// ledger (`<store>.ledger`) and the users store's replica (`<store>.journal`). It knows how far
+// this process has read (the file as last seen and the end of its last whole line), catches up
+// with what others appended, appends, and compacts by replacing the file whole (temporary file,
+// fsync, rename). What the lines mean, and whether a file is the caller's to read on (the
+// replica's generation header), is the caller's. The two users differ in what a torn tail (bytes
+// after the last newline) means when they append, so that is a parameter:
+// - 'end-line' (the ledger): the tail may be another process's append in progress or a crashed
+//   one; the new lines go after a newline that ends it, never glued to it;
+// - 'cut' (the replica): the tail is a write that was never acknowledged; it is truncated before
+//   the append, and a failed append is truncated away again, so a change the caller was told
+//   failed never surfaces on a later load.
+// The caller serialises calls and holds the store's lock for appends and compactions.
+import { open, type FileHandle } from 'node:fs/promises';
+import { writeAll, writeDurably } from '../../fs/durable-write.js';
 import { errorCode } from '../../fs/errno.js';
 import { assertOwner } from '../../fs/private-files.js';
+import { handleId, readAt, statId, statIdSync, sameId, toId, type FileId } from './files.js';
 
 /** What a catch-up found: nothing new, new lines, a replaced file (read from its start), or no file. */
 export type CatchUp = 'same' | 'appended' | 'replaced' | 'gone';
 
+export type TornTailPolicy = 'end-line' | 'cut';
+
+export interface LineJournalOptions {
+  readonly tornTail: TornTailPolicy;
+  /** Told once per torn tail a catch-up leaves behind (how many bytes are ignored). */
+  readonly onTorn?: (bytes: number) => void;
+  /** Test hooks around an append: before the write, and after it before the fsync. */
+  readonly beforeAppend?: () => void | Promise<void>;
+  readonly beforeSync?: () => void | Promise<void>;
+}
+
+/**
+ * Where a catch-up reads from: 'follow', after what was applied (a replaced file from its start);
+ * 'start', the whole file; 'onward', after what was applied only: a file replaced or gone is
+ * reported and nothing is read or moved, for a caller that reloads more than the journal then.
+ */
+export type ReadFrom = 'follow' | 'start' | 'onward';
+
+/**
+ * Takes the whole lines read (all of the file's when `fromStart`); may throw to leave the cursor
+ * as it was. 'ignored': the file is not the caller's to read on (nothing counts as applied).
+ */
+export type Consume = (lines: Buffer, fromStart: boolean) => void | 'ignored';
+
+const NEWLINE = 0x0a;
+
 export class LineJournal {
   readonly path: string;
-  /** What of the file has been applied: its identity and how many bytes. */
-  #ino = -1;
-  #offset = 0;
+  readonly #options: LineJournalOptions;
+  /** The file as last seen (undefined: no file) and the end of the last whole line applied. */
+  #seen: FileId | undefined;
+  #end = 0;
   /** Size right after the last compaction: the next one waits until the file has doubled. */
   #compactedSize = 0;
+  /** A failed append could not be undone: what is on disk is unknown until a whole re-read. */
+  #lost = false;
+  /** The torn tail last reported (inode and where the tail starts). */
+  #tornReported: string | undefined;
 
-  constructor(path: string) {
+  constructor(path: string, options: LineJournalOptions) {
     this.path = path;
+    this.#options = options;
+  }
+
+  get seen(): FileId | undefined {
+    return this.#seen;
+  }
+
+  /** End of the last whole line applied: bytes after it are a torn (or in-progress) write. */
+  get end(): number {
+    return this.#end;
+  }
+
+  get lost(): boolean {
+    return this.#lost;
   }
 
   /**
-   * Whether the file differs from what has been applied. Synchronous: one stat of a local file
-   * costs microseconds, a third of what the thread-pool round trip of an asynchronous one costs.
+   * Whether the file's identity or size differs from what has been applied. Synchronous: one
+   * stat of a local file costs microseconds, a third of what the thread-pool round trip costs.
    */
   changed(): boolean {
     let info;
     try {
-      info = statSync(this.path, { throwIfNoEntry: false });
+      info = statIdSync(this.path);
     } catch {
       return true; // let catchUp() meet the error
     }
-    if (info === undefined) return this.#ino !== -1;
-    return info.ino !== this.#ino || info.size !== this.#offset;
+    if (info === undefined) return this.#seen !== undefined;
+    return this.#seen === undefined || info.ino !== this.#seen.ino || info.size !== this.#end;
+  }
+
+  /** Whether the file is exactly the one last seen (torn tail included): one stat, no read. */
+  unchanged(): boolean {
+    return sameId(statIdSync(this.path), this.#seen);
   }
 
   /**
-   * Hands every whole line appended since the last look to `line`, in order; a file replaced by a
-   * compaction (or shrunk) calls `replaced` first and is read from its start. Bytes after the
-   * last newline are another process's append in progress: left for the next look.
+   * Hands the whole lines appended since the last look to `consume`; a file replaced by a
+   * compaction (or shrunk) is read from its start (see `from`). Bytes after the last newline are
+   * left for the next look. If `consume` throws, nothing moves.
    */
-  async catchUp(read: { readonly replaced: () => void; readonly line: (text: string) => void }): Promise<CatchUp> {
-    if (!this.changed()) return 'same';
-    let info = await stat(this.path).catch((error: unknown) => {
-      if (errorCode(error) !== 'ENOENT') throw error;
-      return undefined;
-    });
-    if (info === undefined) {
-      const had = this.#ino !== -1;
-      this.#ino = -1;
-      this.#offset = 0;
-      return had ? 'gone' : 'same';
+  async catchUp(consume: Consume, from: ReadFrom = 'follow'): Promise<CatchUp> {
+    const whole = from === 'start';
+    const info = await statId(this.path);
+    if (info === undefined) return from === 'onward' ? (this.#seen === undefined ? 'same' : 'gone') : this.#forget();
+    const seen = this.#seen;
+    if (!whole && seen !== undefined && info.ino === seen.ino && info.size === this.#end) {
+      this.#seen = info;
+      return 'same'; // the common case: one stat
     }
-    if (info.ino === this.#ino && info.size === this.#offset) return 'same'; // the common case: one stat
-    const handle = await open(this.path, 'r');
+    let handle: FileHandle;
+    try {
+      handle = await open(this.path, 'r');
+    } catch (error) {
+      // Removed since the stat: a whole read finds no file; a read onward meets the error.
+      if (whole && errorCode(error) === 'ENOENT') return this.#forget();
+      throw error;
+    }
     try {
       // The identity of what was opened, not of what stat() saw: a compaction elsewhere may have
       // renamed a new file into place in between, and its bytes are not the old file's.
-      info = await handle.stat();
-      // U-1: a file that appeared after open in a shared directory may be another user's.
+      const info = await handle.stat({ bigint: true });
+      // U-1: a file that appeared after open in a shared directory may be another user's; a
+      // journal deleted and re-created by someone else can reuse the inode number.
       assertOwner(info, this.path);
-      const replaced = info.ino !== this.#ino || info.size < this.#offset;
-      if (replaced) {
-        read.replaced();
-        this.#offset = 0;
-        this.#ino = info.ino;
-      }
-      const length = info.size - this.#offset;
-      const buffer = Buffer.alloc(length);
-      const { bytesRead } = await handle.read(buffer, 0, length, this.#offset);
-      const text = buffer.subarray(0, bytesRead).toString('utf8');
-      const end = text.lastIndexOf('\n');
-      if (end >= 0) {
-        for (const line of text.slice(0, end).split('\n')) if (line !== '') read.line(line);
-        this.#offset += Buffer.byteLength(text.slice(0, end + 1));
-      }
+      const id = toId(info);
+      const replaced = whole || seen === undefined || id.ino !== seen.ino || id.size < this.#end;
+      if (replaced && from === 'onward') return 'replaced';
+      const start = replaced ? 0 : this.#end;
+      const bytes = await readAt(handle, start, id.size);
+      const lines = bytes.subarray(0, bytes.lastIndexOf(NEWLINE) + 1);
+      const ignored = consume(lines, replaced) === 'ignored';
+      this.#seen = id;
+      this.#end = ignored ? 0 : start + lines.length;
+      this.#lost = false;
+      if (!ignored) this.#reportTorn();
       return replaced ? 'replaced' : 'appended';
     } finally {
       await handle.close();
     }
   }
 
-  /** Appends `text` (whole lines), fsynced when `durable`; the caller holds the lock and has caught up. */
+  /**
+   * Appends whole lines, fsynced when `durable`; the caller holds the lock and has caught up.
+   * What happens to a torn tail, and to a failed write, is the policy's (see the top).
+   */
   async append(text: string, durable: boolean): Promise<void> {
+    if (this.#options.tornTail === 'cut') return this.#appendCut(Buffer.from(text, 'utf8'));
     const handle = await open(this.path, 'a', 0o600);
     try {
       // Bytes past what was applied, after a catch-up under the lock, are a torn line of a crashed
       // append: end it, or our line would be glued to it and both skipped.
-      const body = (await handle.stat()).size > this.#offset ? `\n${text}` : text;
+      const body = (await handle.stat()).size > this.#end ? `\n${text}` : text;
       await handle.write(body);
       if (durable) await handle.datasync();
-      const info = await handle.stat();
-      this.#ino = info.ino;
-      this.#offset = info.size;
+      const info = await handleId(handle);
+      this.#seen = info;
+      this.#end = info.size;
     } finally {
       await handle.close();
     }
@@ -105,7 +166,7 @@ export class LineJournal {
 
   /** Past `compactBytes`, and twice what the last compaction left (or a large live state would be rewritten on every append). */
   wantsCompaction(compactBytes: number): boolean {
-    return this.#offset > Math.max(compactBytes, 2 * this.#compactedSize);
+    return this.#end > Math.max(compactBytes, 2 * this.#compactedSize);
   }
 
   /**
@@ -114,9 +175,81 @@ export class LineJournal {
    */
   async compact(text: string): Promise<void> {
     await writeDurably(this.path, text, { temporary: `${this.path}.tmp` });
-    const info = await stat(this.path);
-    this.#ino = info.ino;
-    this.#offset = info.size;
-    this.#compactedSize = info.size;
+    const info = await statId(this.path);
+    this.#seen = info;
+    this.#end = info?.size ?? 0;
+    this.#compactedSize = this.#end;
+    this.#lost = false;
+  }
+
+  /**
+   * 'cut': drops a torn tail, writes at the end of the last whole line and fsyncs. On failure the
+   * line is truncated away again; if that (or dropping the tail) fails, `lost` is set. Either way
+   * the error is thrown.
+   */
+  async #appendCut(buffer: Buffer): Promise<void> {
+    if (this.#seen !== undefined && this.#seen.size > this.#end) {
+      // A torn last line is an unacknowledged write: drop it so the next line starts clean.
+      try {
+        const handle = await open(this.path, 'r+');
+        try {
+          await handle.truncate(this.#end);
+          await handle.datasync();
+          this.#seen = await handleId(handle);
+        } finally {
+          await handle.close();
+        }
+      } catch (error) {
+        this.#lost = true;
+        throw error;
+      }
+    }
+    const start = this.#end;
+    const handle = await open(this.path, 'r+');
+    try {
+      try {
+        await this.#options.beforeAppend?.();
+        await writeAll(handle, buffer, start);
+        await this.#options.beforeSync?.();
+        await handle.datasync();
+      } catch (error) {
+        // The caller will be told the change failed, so it must not surface on a later load.
+        try {
+          await handle.truncate(start);
+          await handle.datasync();
+        } catch {
+          this.#lost = true;
+        }
+        throw error;
+      }
+      const info = await handleId(handle).catch(() => undefined);
+      if (info === undefined) this.#lost = true;
+      else {
+        this.#seen = info;
+        this.#end = start + buffer.length;
+      }
+    } finally {
+      await handle.close().catch(() => undefined);
+    }
+  }
+
+  /** There is no file (any more). */
+  #forget(): CatchUp {
+    const had = this.#seen !== undefined;
+    this.#seen = undefined;
+    this.#end = 0;
+    this.#lost = false;
+    return had ? 'gone' : 'same';
+  }
+
+  /** One report per torn tail: the same tail seen again by a later catch-up is not reported twice. */
+  #reportTorn(): void {
+    const seen = this.#seen;
+    if (this.#options.onTorn === undefined || seen === undefined) return;
+    const bytes = seen.size - this.#end;
+    const key = `${seen.ino}:${this.#end}`;
+    if (bytes <= 0 || this.#tornReported === key) return;
+    this.#tornReported = key;
+    this.#options.onTorn(bytes);
   }
 }
