@@ -33,7 +33,10 @@ export type LoadRequest =
       readonly headers: Readonly<Record<string, string>>;
       readonly connections: number;
       readonly seconds: number;
-      /** Each connection sends these in turn, again and again, instead of GET `url`. */
+      /** GET unless given (the library section's PUT, with its body). */
+      readonly method?: 'GET' | 'PUT';
+      readonly body?: string;
+      /** Each connection sends these in turn, again and again, instead of one request to `url`. */
       readonly requests?: readonly LoadStep[];
       /** Sent in order before the run (each on its own connection), each must answer 2xx: they put the server in the state the cycle starts from. */
       readonly prepare?: readonly LoadStep[];
@@ -96,7 +99,16 @@ async function keepalive(cmd: Extract<LoadRequest, { kind: 'keepalive' }>): Prom
     const latencies: number[] = [];
     let failed = 0;
     const instance = autocannon(
-      { url: cmd.url, headers: { ...cmd.headers }, connections: cmd.connections, pipelining: 1, duration: cmd.seconds, ...(requests === undefined ? {} : { requests }) } as autocannon.Options,
+      {
+        url: cmd.url,
+        headers: { ...cmd.headers },
+        connections: cmd.connections,
+        pipelining: 1,
+        duration: cmd.seconds,
+        ...(cmd.method === undefined ? {} : { method: cmd.method }),
+        ...(cmd.body === undefined ? {} : { body: cmd.body }),
+        ...(requests === undefined ? {} : { requests }),
+      } as autocannon.Options,
       (error, result) => {
         if (error !== null && error !== undefined) {
           reject(error);

@@ -1,6 +1,7 @@
 // Turns the results into the ratio table (Markdown, printed and pasted into bench/README.md).
 import type { ScenarioResult } from './http.js';
 import type { LogShareResult } from './logshare.js';
+import type { LibraryResult } from './library.js';
 import type { NegotiationRow } from './negotiation.js';
 import type { PasswordResult } from './password.js';
 import { f, spread } from './format.js';
@@ -40,6 +41,7 @@ export interface Results {
   readonly postgres?: PostgresResult | undefined;
   readonly users?: UsersResult | undefined;
   readonly logshare?: LogShareResult | undefined;
+  readonly library?: LibraryResult | undefined;
 }
 
 /** One line of the ratio table. `met` is undefined for figures shown for information. */
@@ -139,6 +141,9 @@ export function tableRows(results: Results): TableRow[] {
   }
   if (results.users !== undefined) rows.push(...usersRows(results.users));
   if (results.logshare !== undefined) rows.push(...logShareRows(results.logshare));
+  for (const r of results.library?.ratios ?? []) {
+    rows.push({ benchmark: 'library (issue 21)', figure: `${r.name}, CPU/request`, value: spread(r), target: `≤ ${r.target}`, met: r.met });
+  }
   if (results.postgres !== undefined) rows.push(...postgresRows(results.postgres));
   return rows;
 }

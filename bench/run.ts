@@ -1,10 +1,11 @@
 // `npm run bench`: every benchmark of bench/README.md in one run, on this machine, then the ratio
 // table (stdout) and the full results as JSON (bench/results/latest.json).
 //
-//   npm run bench [-- --quick] [--only http,tls,negotiation,xml,logshare,password,store,users] [--rounds N]
+//   npm run bench [-- --quick] [--only http,tls,library,negotiation,xml,logshare,password,store,users] [--rounds N]
 //                 [--seconds S] [--servers httpskit,fastify,…] [--scenarios h2,log,…] [--cpu-prof] [--unpinned]
 //   npm run bench -- --only postgres   # the PostgreSQL store against the file store (not in the default run)
 //   npm run bench -- --only logshare [--logshare-rate 800] [--logshare-aa] [--logshare-agent]   # the access log's share, log-on and log-off servers side by side
+//   npm run bench -- --only library [--rounds N] [--seconds S]   # issue 21: service.fetch ÷ socket, item GET ÷ something, item PUT ÷ GET (bench/library.ts)
 //   npm run bench -- --against REF [--only "h1 json"] [--rounds N] [--seconds S] [--connections N]   # HEAD ÷ REF (bench/against.ts)
 //
 // Servers under test and the load generator each run in their own process, from JavaScript
@@ -20,6 +21,7 @@ import { checkBodies, runRound, scenarios, summarizeScenario, type RoundFigure, 
 import type { NegotiationRow } from './negotiation.js';
 import { runPasswordBench, type PasswordResult } from './password.js';
 import { runLogShareBench, type LogShareResult } from './logshare.js';
+import { libraryLines, runLibraryBench, type LibraryResult } from './library.js';
 import { runPostgresBench, type PostgresResult } from './postgres.js';
 import { summarizeProfile } from './profile.js';
 import { markdownNegotiation, markdownServers, markdownTable, markdownXml, tableRows, type MemoryRow, type Results, type StoreRow } from './report.js';
@@ -28,7 +30,7 @@ import type { ServerArgs } from './servers/bodies.js';
 import type { UsersResult } from './users.js';
 import type { XmlRow } from './xml.js';
 
-const SECTIONS = ['negotiation', 'xml', 'store', 'http', 'tls', 'logshare', 'password', 'users', 'postgres'] as const;
+const SECTIONS = ['negotiation', 'xml', 'store', 'http', 'tls', 'library', 'logshare', 'password', 'users', 'postgres'] as const;
 type Section = (typeof SECTIONS)[number];
 // Starts a PostgreSQL cluster (initdb, fsync on) and needs the `pg` package: asked for by name only.
 const DEFAULT_SECTIONS: readonly Section[] = SECTIONS.filter((s) => s !== 'postgres');
@@ -176,6 +178,7 @@ const password: { label: string; result: PasswordResult }[] = [];
 let postgres: PostgresResult | undefined;
 let users: UsersResult | undefined;
 let logshare: LogShareResult | undefined;
+let library: LibraryResult | undefined;
 
 try {
   if (wants('negotiation')) {
@@ -242,6 +245,28 @@ try {
         const during = http.filter((s) => s.mode === 'keepalive').flatMap((s) => (s.servers[name] === undefined ? [] : [s.servers[name].peakRssMiB]));
         if (during.length > 0) memory.push({ server: name, peakRssMiB: Math.max(...during), lifetimePeakRssMiB: (lifetimePeakKiB.get(name) ?? 0) / 1024 });
       }
+    } finally {
+      await load.stop();
+    }
+  }
+  if (wants('library')) {
+    progress('library: service.fetch and an embedder\'s item GET and PUT against GET /api/something.json, one server …');
+    const load = await startLoad();
+    const pin = values.unpinned !== true && pinToCpu(load.pid, 1);
+    pinned ||= pin;
+    try {
+      library = await runLibraryBench(load, {
+        rounds: settings.rounds,
+        seconds: settings.seconds,
+        warmupSeconds: settings.warmupSeconds,
+        connections: settings.connections,
+        certFile,
+        keyFile,
+        pin,
+        cpuProf: values['cpu-prof'] === true ? ['--cpu-prof', `--cpu-prof-dir=${join(profileDir, 'library')}`] : [],
+        progress,
+      });
+      for (const line of libraryLines(library)) progress(line);
     } finally {
       await load.stop();
     }
@@ -340,7 +365,7 @@ try {
   rmSync(work, { recursive: true, force: true });
 }
 
-const results: Results = { machine, settings: { ...settings, pinned, durationSeconds: Math.round((Date.now() - started) / 1000) }, http, memory, negotiation, xml, password, store, users, postgres, logshare };
+const results: Results = { machine, settings: { ...settings, pinned, durationSeconds: Math.round((Date.now() - started) / 1000) }, http, memory, negotiation, xml, password, store, users, postgres, logshare, library };
 const rows = tableRows(results);
 const markdown = [
   `Run of ${machine.date}: ${machine.cores} × ${machine.cpuModel}, Node ${machine.node}, OpenSSL ${machine.openssl}, ` +
@@ -361,7 +386,7 @@ writeFileSync(join(RESULTS, 'latest.md'), `${markdown}\n`);
 console.log(`\n${markdown}\n`);
 
 if (values['cpu-prof'] === true) {
-  for (const name of chosenServers) {
+  for (const name of [...chosenServers, 'library']) {
     const dir = join(profileDir, name);
     if (!existsSync(dir)) continue;
     // One process per round: the last round's profile (file names sort by time).

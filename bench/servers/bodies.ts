@@ -3,6 +3,15 @@
 export const JSON_BODY = '{"param1":"hello"}';
 export const XML_BODY = '<?xml version="1.0" encoding="UTF-8"?><something><param1>hello</param1></something>';
 
+/** The library section's PUT /api/books/1 body (bench/servers/library.ts): about 1 KiB of JSON its schema accepts. */
+export const BOOK_BODY = JSON.stringify({
+  title: 'Dune',
+  year: 1965,
+  author: 'Frank Herbert',
+  tags: ['science fiction', 'desert', 'politics', 'ecology'],
+  summary: 'Set on the desert planet Arrakis, '.repeat(27).trim(),
+});
+
 /** The offered types in server order (N-3), for the peers that negotiate with `negotiator`. */
 export const OFFERED = ['application/json', 'application/xml', 'text/xml'] as const;
 

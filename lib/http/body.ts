@@ -1,4 +1,6 @@
+import { IncomingMessage } from 'node:http';
 import { Readable } from 'node:stream';
+import { createMemo } from '../memo.js';
 import { HttpError, problem } from './problem.js';
 
 /**
@@ -21,6 +23,14 @@ export function readBody(source: BodySource, declaredLength: string | undefined,
   // An HTTP/1.1 request that announced a body and has none left was read by someone else: a body
   // parser (express.json()) mounted before service.middleware. Say so, rather than "empty body".
   if (source.readableEnded) return announcesBody(source, declaredLength) ? Promise.reject(readElsewhere()) : Promise.resolve(EMPTY);
+  // HTTP/1.1: the parser has seen the whole message, which waits in the stream's buffer (a small
+  // body comes with its headers): taken in one read, with no listeners and no flowing mode; read()
+  // ends the stream. (node:http2's `complete` also means "closed", possibly with a body cut short.)
+  if (source instanceof IncomingMessage && source.complete && source.readableFlowing !== true && source.readableObjectMode === false && source.readableEncoding === null) {
+    if (source.readableLength > limit) return Promise.reject(tooLarge(limit));
+    const buffered = source.read() as Buffer | null;
+    return Promise.resolve(buffered ?? EMPTY);
+  }
   return new Promise<Buffer>((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -90,9 +100,20 @@ function tooLarge(limit: number): HttpError {
   });
 }
 
+export interface ContentType {
+  readonly type: string;
+  readonly charset: string | undefined;
+}
+
 /** Media type of a Content-Type header, lowercased, and its charset parameter (lowercased) if any. */
-export function parseContentType(header: string | undefined): { readonly type: string; readonly charset: string | undefined } | undefined {
-  if (header === undefined) return undefined;
+export function parseContentType(header: string | undefined): ContentType | undefined {
+  return header === undefined ? undefined : contentTypeOf(header);
+}
+
+// Clients send the same few Content-Types: each parsed once (a frozen result, shared).
+const contentTypeOf = createMemo(parseContentTypeOnce, { size: 64, maxKeyLength: 256 });
+
+function parseContentTypeOnce(header: string): ContentType | undefined {
   const parts = header.split(';');
   const type = (parts[0] ?? '').trim().toLowerCase();
   if (!/^[!#$%&'*+.^_`|~0-9a-z-]+\/[!#$%&'*+.^_`|~0-9a-z-]+$/.test(type)) return undefined;
@@ -108,5 +129,5 @@ export function parseContentType(header: string | undefined): { readonly type: s
     if (value.startsWith('"') && value.endsWith('"') && value.length >= 2) value = value.slice(1, -1);
     if (name === 'charset') charset = value.toLowerCase();
   }
-  return { type, charset };
+  return Object.freeze({ type, charset });
 }

@@ -249,6 +249,32 @@ test('A-6 over HTTP/1.1 a chunked body past the limit is answered 413 at once an
   assert.deepEqual(calls, []);
 });
 
+test('A-6 over HTTP/1.1 a whole chunked body sent at once is read whole: past the limit 413, within it the value (h1)', async (t) => {
+  const { s, calls } = await start(t, 'h1');
+  const { hostname, port } = new URL(s.url);
+  // One write each: the server has the complete message before the handler reads the body.
+  const exchange = async (chunks: readonly string[]): Promise<string> => {
+    const socket = connect({ host: hostname, port: Number(port), ca: s.ca, servername: 'localhost', ALPNProtocols: ['http/1.1'] });
+    t.after(() => socket.destroy());
+    await new Promise<void>((resolve, reject) => socket.once('secureConnect', resolve).once('error', reject));
+    let received = '';
+    socket.setEncoding('utf8').on('data', (chunk: string) => (received += chunk));
+    socket.on('error', () => {});
+    const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+    const body = chunks.map((c) => `${Buffer.byteLength(c).toString(16)}\r\n${c}\r\n`).join('');
+    socket.write(`POST /api/books HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n${body}0\r\n\r\n`);
+    await closed;
+    return received;
+  };
+  const big = await exchange([`{"title":"${'x'.repeat(600)}",`, `"note":"${'y'.repeat(600)}"}`]);
+  assert.match(big, /^HTTP\/1\.1 413 /);
+  assert.match(big, /"type":"\/problems\/payload-too-large"/);
+  assert.deepEqual(calls, []);
+  const small = await exchange(['{"title":', '"Emma"}']);
+  assert.match(small, /^HTTP\/1\.1 201 /);
+  assert.match(small, /"title":"Emma"/);
+});
+
 test('A-6 over HTTP/2 a body streamed past the limit is answered 413 and the stream ended; the connection goes on (h2)', async (t) => {
   const { s, calls } = await start(t, 'h2');
   const client = await openH2Session(s.url, { ca: s.ca });
