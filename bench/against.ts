@@ -20,7 +20,8 @@ import { join } from 'node:path';
 import { connect } from 'node:tls';
 import { parseArgs } from 'node:util';
 import { BUILD_DIR, pinToCpu, startLoad } from './children.js';
-import { CHROME_ACCEPT, checkBodies, runRound, summarizeScenario, type Measured, type RoundFigure, type Scenario } from './http.js';
+import type { LoadStep } from './load.js';
+import { CHROME_ACCEPT, checkBodies, fetchBody, runRound, summarizeScenario, type Measured, type RoundFigure, type Scenario } from './http.js';
 import { JSON_BODY, XML_BODY } from './servers/bodies.js';
 import { median, range, sleep } from './stats.js';
 
@@ -31,6 +32,26 @@ const TARGET = 0.95;
 /** A low scrypt cost for the start-up dummy hash (U-3): 1 MiB to free instead of 128, so the rounds can start sooner. */
 const SCRYPT_LN = 10;
 const SETTLE_MS = 2_000;
+/**
+ * The file store's paths (issue 20: no figure of the file store gets worse): a user and an admin
+ * written into each server's store before the round, their hashes at SCRYPT_LN like the servers'
+ * own cost (so no rehash on verification), the same for both versions.
+ */
+const USER = 'alice';
+const ADMIN = 'root';
+const PASSWORDS = ['cobalt-initial-passphrase-12', 'amber-second-passphrase-34'] as const;
+/** Set by the admin before a password-change run and changed at once to the first (a new password must differ from the current one). */
+const STEPPING_STONE = 'violet-stepping-passphrase-78';
+const ADMIN_PASSWORD = 'granite-admin-passphrase-56';
+/** Below the hashing gate's queue, so a GET waits for scrypt rather than meeting a 503. */
+const USER_GET_CONNECTIONS = 8;
+const basic = (name: string, password: string): string => `Basic ${Buffer.from(`${name}:${password}`).toString('base64')}`;
+const changeTo = (by: string, password: string, to: string): LoadStep => ({
+  method: 'PUT',
+  path: `/user/${USER}/password`,
+  headers: { authorization: basic(by, password), 'content-type': 'text/plain; charset=utf-8' },
+  body: to,
+});
 
 export class AgainstUsageError extends Error {}
 
@@ -90,7 +111,7 @@ export function parseAgainstArgs(argv: readonly string[]): AgainstOptions {
     pin: values.unpinned !== true,
     cpuProf: values['cpu-prof'] === true,
   };
-  if (againstScenarios(options).length === 0) throw new AgainstUsageError(`--only "${values.only ?? ''}" matches no scenario; known: ${againstScenarios({ only: [] }).map((s) => s.name).join('; ')}`);
+  if (againstScenarios(options).length === 0) throw new AgainstUsageError(`--only "${values.only ?? ''}" matches no scenario; known: ${againstScenarios({ only: ['h'] /* every name: h1 …, h2 … */ }).map((s) => s.name).join('; ')}`);
   return options;
 }
 
@@ -106,8 +127,17 @@ export function resolveRef(ref: string): string {
 type Side = 'HEAD' | 'REF';
 type LogMode = 'log-on' | 'log-off';
 const serverName = (side: Side, log: LogMode): string => `${side} ${log}`;
+/** A scenario's log mode: the last word of its name. */
+const logModeOf = (scenario: Scenario): LogMode => (scenario.name.endsWith('log-on') ? 'log-on' : 'log-off');
+/** The file store's scenarios: their bodies are compared HEAD against REF, not against a fixed text. */
+const isUsersScenario = (scenario: Scenario): boolean => scenario.name.includes(' users ');
 
-/** h1 (HTTP/1.1 keep-alive, autocannon) and h2 (one connection, 100 streams, h2load) × JSON, XML × log on, off. */
+/**
+ * h1 (HTTP/1.1 keep-alive, autocannon) and h2 (one connection, 100 streams, h2load) × JSON, XML × log on, off;
+ * then, only when `--only` names them (`--only users`), the file store's paths over h1: `GET /user/alice.json` with Basic, and
+ * `PUT /user/alice/password` on one connection, alternating two passwords (each run starts from
+ * the first: an admin sets it before the run, two requests outside the count on both sides).
+ */
 export function againstScenarios(options: Pick<AgainstOptions, 'only'>): Scenario[] {
   const list: Scenario[] = [];
   for (const log of ['log-on', 'log-off'] as const) {
@@ -125,7 +155,48 @@ export function againstScenarios(options: Pick<AgainstOptions, 'only'>): Scenari
       }
     }
   }
-  return list.filter((s) => options.only.length === 0 || options.only.some((filter) => filter.split(/\s+/).every((word) => s.name.includes(word))));
+  for (const log of ['log-on', 'log-off'] as const) {
+    const ours = serverName('HEAD', log);
+    const peer = serverName('REF', log);
+    const common = { proto: 'https', expectedBody: '', mode: 'keepalive', servers: [ours, peer], comparisons: [[ours, peer, TARGET]] } as const;
+    const [first, second] = PASSWORDS;
+    list.push({ ...common, name: `h1 users get ${log}`, path: `/user/${USER}.json`, headers: { authorization: basic(USER, first) }, connections: USER_GET_CONNECTIONS });
+    list.push({
+      ...common,
+      name: `h1 users put ${log}`,
+      path: `/user/${USER}/password`,
+      headers: {},
+      connections: 1,
+      requests: [changeTo(USER, first, second), changeTo(USER, second, first)],
+      prepare: [changeTo(ADMIN, ADMIN_PASSWORD, STEPPING_STONE), changeTo(ADMIN, ADMIN_PASSWORD, first)],
+    });
+  }
+  // The file store's scenarios only when --only names them: a ref from before the user resource (or
+  // an admin's password change) cannot run them, and the default run keeps its length.
+  if (options.only.length === 0) return list.filter((s) => !isUsersScenario(s));
+  return list.filter((s) => options.only.some((filter) => filter.split(/\s+/).every((word) => s.name.includes(word))));
+}
+
+/**
+ * The file store's scenarios, checked once before the first round: GET answers the same bytes on
+ * every server (the first one's are the reference); a password change's cycle has no body to
+ * compare, its non-2xx answers are counted as failures in the table.
+ */
+async function sameBodies(scenario: Scenario, servers: ReadonlyMap<string, Measured>): Promise<Map<string, boolean>> {
+  const matches = new Map<string, boolean>();
+  let reference: string | undefined;
+  for (const name of scenario.servers) {
+    const server = servers.get(name);
+    if (server === undefined) continue;
+    if (scenario.requests !== undefined) {
+      matches.set(name, true);
+      continue;
+    }
+    const body = await fetchBody(`${server.url}${scenario.path}`, scenario.headers);
+    reference ??= body;
+    matches.set(name, body === reference && body.includes(`"${USER}"`));
+  }
+  return matches;
 }
 
 /** A version's build: its CLI and its library entry point. */
@@ -283,12 +354,26 @@ interface StartArgs {
   readonly profileDir: string | undefined;
   /** servers/against-lib.js, from the snapshot of the working tree's build. */
   readonly libServer: string;
+  /** PHC strings of the store's two users (writeStore). */
+  readonly hashes: { readonly user: string; readonly admin: string; readonly at: number };
+}
+
+/** The file store's snapshot (format 1, read by every version since the format was set) with alice and an admin, and an empty journal. */
+function writeStore(path: string, hashes: StartArgs['hashes']): void {
+  const at = hashes.at;
+  const users = [
+    { name: ADMIN, role: 'admin', hash: hashes.admin, createdAt: at, passwordChangedAt: at },
+    { name: USER, role: 'user', hash: hashes.user, createdAt: at, passwordChangedAt: at },
+  ];
+  writeFileSync(path, `{"format":"httpskit-users","version":1,"generation":0,"users":[\n${users.map((u) => JSON.stringify(u)).join(',\n')}\n]}\n`, { mode: 0o600 });
+  writeFileSync(`${path}.journal`, '{"format":"httpskit-users-journal","version":1,"generation":0}\n', { mode: 0o600 });
 }
 
 async function startServer(side: Side, log: LogMode, build: Build, args: StartArgs): Promise<ProcServer> {
   const name = serverName(side, log);
   const port = await freePort();
   const store = join(args.work, `${side}-${log}-${args.round}.json`);
+  writeStore(store, args.hashes);
   const script =
     log === 'log-on'
       ? [build.bin, 'serve', '--host', '127.0.0.1', '--port', String(port), '--cert', args.certFile, '--key', args.keyFile, '--store', store, '--scrypt-ln', String(SCRYPT_LN)]
@@ -397,13 +482,18 @@ export async function againstMain(argv: readonly string[], compile: () => void):
   const head: Build = { bin: join(snapshot, 'bin', 'httpskit.js'), index: join(snapshot, 'lib', 'index.js') };
   const ref = buildRef(commit, options.rebuild, progress);
   const chosen = againstScenarios(options);
-  const logModes = [...new Set(chosen.map((s) => s.name.split(' ')[2] as LogMode))];
+  const logModes = [...new Set(chosen.map(logModeOf))];
   progress(`HEAD ${headLabel} against REF ${refLabel}: ${chosen.map((s) => s.name).join(', ')}; ${options.rounds} rounds of ${options.seconds} s, ${options.connections} connections; load ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
 
   const { createSelfSignedCertificate } = await import('../lib/tls/dev-cert.js');
   const work = mkdtempSync(join(tmpdir(), 'httpskit-against-run-'));
   temporary.push(work);
   const { cert, key } = createSelfSignedCertificate();
+  const { hashPassword } = await import('../lib/users/password-hash.js');
+  const { preparePassword } = await import('../lib/users/prepare.js');
+  const cost = { ln: SCRYPT_LN, r: 8, p: 1 };
+  // One creation time for every store, so both versions' user bodies can be compared byte for byte.
+  const hashes = { user: await hashPassword(preparePassword(PASSWORDS[0]), cost), admin: await hashPassword(preparePassword(ADMIN_PASSWORD), cost), at: Date.now() };
   const certFile = join(work, 'cert.pem');
   const keyFile = join(work, 'key.pem');
   writeFileSync(certFile, cert);
@@ -423,7 +513,7 @@ export async function againstMain(argv: readonly string[], compile: () => void):
       try {
         for (const log of logModes) {
           for (const side of ['HEAD', 'REF'] as const) {
-            const server = await startServer(side, log, side === 'HEAD' ? head : ref, { certFile, keyFile, work, round, profileDir, libServer: join(snapshot, 'bench', 'servers', 'against-lib.js') });
+            const server = await startServer(side, log, side === 'HEAD' ? head : ref, { certFile, keyFile, work, round, profileDir, libServer: join(snapshot, 'bench', 'servers', 'against-lib.js'), hashes });
             live.add(server);
             if (pinned) pinToCpu(server.pid, 0);
             servers.set(server.name, server);
@@ -443,7 +533,7 @@ export async function againstMain(argv: readonly string[], compile: () => void):
               continue;
             }
           }
-          if (round === 0) bodies.set(scenario, await checkBodies(scenario, servers));
+          if (round === 0) bodies.set(scenario, isUsersScenario(scenario) ? await sameBodies(scenario, servers) : await checkBodies(scenario, servers));
           figures.get(scenario)?.push(...(await runRound(scenario, servers, load, runOptions, round)));
         }
       } finally {

@@ -6,7 +6,7 @@ import { request as httpsRequest } from 'node:https';
 import { request as httpRequest } from 'node:http';
 import { connect as http2Connect } from 'node:http2';
 import type { Child } from './children.js';
-import type { LoadResult } from './load.js';
+import type { LoadResult, LoadStep } from './load.js';
 import { JSON_BODY, XML_BODY } from './servers/bodies.js';
 import { median, range, rotate, sleep } from './stats.js';
 
@@ -31,6 +31,9 @@ export interface Scenario {
   readonly mode: Mode;
   /** Connections of a keepalive or newconn run, when not the run's own setting. */
   readonly connections?: number;
+  /** keepalive only: a cycle of requests each connection sends instead of GET `path`, and the request that prepares every run (load.ts). */
+  readonly requests?: readonly LoadStep[];
+  readonly prepare?: readonly LoadStep[];
 }
 
 export type Mode = 'keepalive' | 'h2' | 'newconn';
@@ -279,7 +282,15 @@ export async function runRound(scenario: Scenario, servers: ReadonlyMap<string, 
   const contenders = contendersOf(scenario, servers);
   const drive = (server: Measured, seconds: number): Promise<LoadResult> =>
     scenario.mode === 'keepalive'
-      ? load.request<LoadResult>({ kind: 'keepalive', url: urlOf(scenario, server), headers: scenario.headers, connections: scenario.connections ?? options.connections, seconds })
+      ? load.request<LoadResult>({
+          kind: 'keepalive',
+          url: urlOf(scenario, server),
+          headers: scenario.headers,
+          connections: scenario.connections ?? options.connections,
+          seconds,
+          ...(scenario.requests === undefined ? {} : { requests: scenario.requests }),
+          ...(scenario.prepare === undefined ? {} : { prepare: scenario.prepare }),
+        })
       : scenario.mode === 'h2'
         ? load.request<LoadResult>({ kind: 'h2', url: urlOf(scenario, server), headers: scenario.headers, streams: H2_STREAMS, seconds })
         : load.request<LoadResult>({ kind: 'newconn', url: urlOf(scenario, server), concurrency: scenario.connections ?? options.connections, seconds });
@@ -389,7 +400,7 @@ function watchRss(pid: number): { stop(): number } {
 }
 
 /** One GET from this process, to check every server sends the expected bytes. */
-function fetchBody(url: string, headers: Readonly<Record<string, string>>): Promise<string> {
+export function fetchBody(url: string, headers: Readonly<Record<string, string>>): Promise<string> {
   const request = url.startsWith('https:') ? httpsRequest : httpRequest;
   return new Promise((resolve, reject) => {
     const req = request(url, { headers, rejectUnauthorized: false, agent: false }, (res) => {

@@ -17,6 +17,14 @@ import { Agent, request } from 'node:https';
 import { connect } from 'node:tls';
 import { pacedTls, type KeptSocket } from './paced-tls.js';
 
+/** One request of a keep-alive run's cycle (autocannon's `requests`), or of a run's preparation; `path` is on the run's URL's origin. */
+export interface LoadStep {
+  readonly method: string;
+  readonly path: string;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly body?: string;
+}
+
 export type LoadRequest =
   | {
       readonly id: number;
@@ -28,6 +36,10 @@ export type LoadRequest =
       /** GET unless given (the library section's PUT, with its body). */
       readonly method?: 'GET' | 'PUT';
       readonly body?: string;
+      /** Each connection sends these in turn, again and again, instead of one request to `url`. */
+      readonly requests?: readonly LoadStep[];
+      /** Sent in order before the run (each on its own connection), each must answer 2xx: they put the server in the state the cycle starts from. */
+      readonly prepare?: readonly LoadStep[];
     }
   | { readonly id: number; readonly kind: 'newconn'; readonly url: string; readonly concurrency: number; readonly seconds: number }
   | { readonly id: number; readonly kind: 'probe'; readonly url: string; readonly ratePerSecond: number; readonly seconds: number }
@@ -67,7 +79,21 @@ function percentile(values: Float64Array | number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] as number;
 }
 
-function keepalive(cmd: Extract<LoadRequest, { kind: 'keepalive' }>): Promise<LoadResult> {
+/** One request, answered 2xx, or an error that says what came back. */
+function sendStep(origin: string, step: LoadStep): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const req = request(`${origin}${step.path}`, { method: step.method, headers: { ...step.headers }, rejectUnauthorized: false, agent: false }, (res) => {
+      res.resume();
+      res.on('end', () => ((res.statusCode ?? 0) >= 200 && (res.statusCode ?? 0) < 300 ? resolve() : reject(new Error(`${step.method} ${step.path}: ${res.statusCode ?? 0}`))));
+    });
+    req.on('error', reject);
+    req.end(step.body);
+  });
+}
+
+async function keepalive(cmd: Extract<LoadRequest, { kind: 'keepalive' }>): Promise<LoadResult> {
+  for (const step of cmd.prepare ?? []) await sendStep(new URL(cmd.url).origin, step);
+  const requests = cmd.requests?.map((step) => ({ method: step.method, path: step.path, headers: { ...step.headers }, ...(step.body === undefined ? {} : { body: step.body }) }));
   return new Promise((resolve, reject) => {
     // autocannon's histogram keeps whole milliseconds; record each latency ourselves for µs.
     const latencies: number[] = [];
@@ -81,7 +107,8 @@ function keepalive(cmd: Extract<LoadRequest, { kind: 'keepalive' }>): Promise<Lo
         duration: cmd.seconds,
         ...(cmd.method === undefined ? {} : { method: cmd.method }),
         ...(cmd.body === undefined ? {} : { body: cmd.body }),
-      },
+        ...(requests === undefined ? {} : { requests }),
+      } as autocannon.Options,
       (error, result) => {
         if (error !== null && error !== undefined) {
           reject(error);

@@ -20,6 +20,8 @@ for (const [args, message] of [
   [['--against', 'HEAD', '--rounds', '0'], /--rounds must be a whole number above 0/],
   [['--against', 'HEAD', '--seconds', 'abc'], /--seconds must be a number above 0/],
   [['--against', 'HEAD', '--only', 'h3 yaml'], /matches no scenario; known: h1 json log-on/],
+  // The file store's scenarios (issue 20) are among the known ones.
+  [['--against', 'HEAD', '--only', 'users yaml'], /matches no scenario; known: .*h1 users get log-on; h1 users put log-on/],
   [['--against', 'HEAD', '--no-such-flag'], /Unknown option '--no-such-flag'/],
 ] as const) {
   test(`bench --against ${args.join(' ')}: exit 2, ${String(message)}`, () => {
