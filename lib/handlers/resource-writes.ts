@@ -112,7 +112,7 @@ export function createResourceWriteHandlers(o: ResourceWriteOptions): ResourceWr
       const target = targetOf(itemTargets, params['id'] ?? '', ctx);
       const selection = selectFor(selector, target, ctx.headers.accept);
       requireConditions(ctx);
-      const body = await readJsonBody(ctx, { limit: maxBodyBytes, types: JSON_TYPES, acceptHeader: 'accept-post' });
+      const body = await readJsonBody(ctx, { limit: maxBodyBytes, types: JSON_TYPES });
       const checked = await check(body);
       const context = new ItemLoaderContext(name, target.name, ctx, authenticate);
       return lock.run(target.name, async () => {

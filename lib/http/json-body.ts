@@ -18,8 +18,12 @@ export interface JsonBodyOptions {
   readonly limit: number;
   /** Accepted media types, lowercase (`['application/json']`; PATCH: `['application/merge-patch+json']`). */
   readonly types: readonly string[];
-  /** The header a 415 names the accepted types in: `accept-post` (RFC 9110 §… / W3C LDP) or `accept-patch` (RFC 5789 §3.1). */
-  readonly acceptHeader: 'accept-post' | 'accept-patch';
+  /**
+   * The header a 415 names the accepted types in: `accept-post` (W3C LDP, for POST) or
+   * `accept-patch` (RFC 5789 §3.1, for PATCH); none for a PUT, which has no such header (the
+   * problem's `accepted` member names them for every method).
+   */
+  readonly acceptHeader?: 'accept-post' | 'accept-patch';
   /**
    * Deepest nesting of arrays and objects accepted (the top-level value is depth 1); deeper is 400.
    * Every later step (the checks, the method, the response's serializer) walks the value. @default 256
@@ -44,9 +48,8 @@ export async function readJsonBody(req: JsonBodySource, options: JsonBodyOptions
   if (contentType === undefined || !types.includes(contentType.type) || (contentType.charset !== undefined && contentType.charset !== 'utf-8')) {
     const accepted = types.join(', ');
     const sent = req.headers['content-type'] === undefined ? 'no Content-Type' : 'that Content-Type';
-    throw new HttpError(problem(415, 'unsupported-media-type', { detail: `The body was sent with ${sent}; send ${accepted} (UTF-8).`, accepted: [...types] }), {
-      [acceptHeader]: accepted,
-    });
+    const refusal = problem(415, 'unsupported-media-type', { detail: `The body was sent with ${sent}; send ${accepted} (UTF-8).`, accepted: [...types] });
+    throw acceptHeader === undefined ? new HttpError(refusal) : new HttpError(refusal, { [acceptHeader]: accepted });
   }
   const bytes = await req.readBody(limit);
   if (bytes.length === 0) throw badRequest('The body is empty; send a JSON value.');

@@ -117,6 +117,10 @@ for (const way of WAYS) {
     const none = await s.fetch('/api/books', { method: 'POST', body: '{"title":"x"}' });
     problemOf(none, 415, 'unsupported-media-type');
     assert.equal(none.headers['accept-post'], 'application/json');
+    // PUT has no Accept-* header of its own (Accept-Post is POST's): the problem names the types.
+    const put = await send(s, 'PUT', '/api/books/1', '{"title":"x"}', { 'content-type': 'text/plain' });
+    assert.deepEqual(problemOf(put, 415, 'unsupported-media-type')['accepted'], ['application/json']);
+    assert.equal(put.headers['accept-post'], undefined);
     // PATCH takes only a merge patch.
     for (const type of ['application/json', 'application/json-patch+json']) {
       const r = await send(s, 'PATCH', '/api/books/1', '{"year":1}', { 'content-type': type });
