@@ -203,6 +203,12 @@ export function resolveConfig(options: ServiceOptions = {}): Config {
   const kind = storeKind(storeSpec);
   const store = kind === 'file' ? resolve(storeSpec) : storeSpec;
   const poolSize = Number(process.env['UV_THREADPOOL_SIZE']) || 4;
+  // L-1: the headers are part of the request, and node:http refuses a listener whose headersTimeout
+  // exceeds its requestTimeout (a RangeError at listen(), not here, with the caller's name lost):
+  // a shorter requestTimeoutMs alone shortens the headers' default with it; both given must agree.
+  const requestTimeoutMs = integer(o.requestTimeoutMs ?? 30_000, 'requestTimeoutMs', 100, 3_600_000);
+  const headersTimeoutMs = integer(o.headersTimeoutMs ?? Math.min(10_000, requestTimeoutMs), 'headersTimeoutMs', 100, 600_000);
+  if (headersTimeoutMs > requestTimeoutMs) invalid(`headersTimeoutMs (${headersTimeoutMs}) must not exceed requestTimeoutMs (${requestTimeoutMs})`);
   const hashConcurrency = integer(o.hashConcurrency ?? poolSize, 'hashConcurrency', 1, 1024);
   if ((o.cert === undefined) !== (o.key === undefined)) invalid('cert and key must be given together');
   if ((o.certFile === undefined) !== (o.keyFile === undefined)) invalid('certFile and keyFile must be given together');
@@ -260,8 +266,8 @@ export function resolveConfig(options: ServiceOptions = {}): Config {
     resetTokenTtlMs: integer(o.resetTokenTtlMs ?? 900_000, 'resetTokenTtlMs', 1_000, 86_400_000),
     hashConcurrency,
     hashQueueLimit: integer(o.hashQueueLimit ?? hashConcurrency * 4, 'hashQueueLimit', 0, 100_000),
-    headersTimeoutMs: integer(o.headersTimeoutMs ?? 10_000, 'headersTimeoutMs', 100, 600_000),
-    requestTimeoutMs: integer(o.requestTimeoutMs ?? 30_000, 'requestTimeoutMs', 100, 3_600_000),
+    headersTimeoutMs,
+    requestTimeoutMs,
     keepAliveTimeoutMs: integer(o.keepAliveTimeoutMs ?? 5_000, 'keepAliveTimeoutMs', 100, 600_000),
     maxHeaderBytes: integer(o.maxHeaderBytes ?? 16_384, 'maxHeaderBytes', 1_024, 1_048_576),
     maxTargetLength: integer(o.maxTargetLength ?? 8_192, 'maxTargetLength', 64, 1_048_576),

@@ -167,6 +167,16 @@ test('A-1 user operations on the store', async (t) => {
   assert.equal(await service.users.remove('frank'), false);
 });
 
+test('L-1 a requestTimeoutMs below the headers time-out shortens the headers default with it, and both listeners start', async (t) => {
+  const dir = await tempDir(t);
+  for (const http2 of [true, false]) {
+    const service = createService({ port: 0, http2, requestTimeoutMs: 2_000, store: join(dir, `users-${http2}.json`), ...testCertificate(), log: false });
+    assert.equal(service.config.headersTimeoutMs, 2_000);
+    await service.listen();
+    await service.close();
+  }
+});
+
 test('A-1 options are validated once: every mistake is ERR_INVALID_OPTION', () => {
   const bad: unknown[] = [
     { prot: 8443 },
@@ -182,6 +192,9 @@ test('A-1 options are validated once: every mistake is ERR_INVALID_OPTION', () =
     { resetTokenTtlMs: 2 * 86_400_000 },
     { scrypt: { ln: 23, r: 8, p: 1 } },
     { hstsMaxAge: -1 },
+    // node:http would refuse it at listen() with a RangeError; it is refused here, by name.
+    { headersTimeoutMs: 20_000, requestTimeoutMs: 10_000 },
+    { headersTimeoutMs: 40_000 },
   ];
   for (const options of bad) {
     assert.throws(() => createService(options as never), (e: unknown) => e instanceof ServiceError && e.code === 'ERR_INVALID_OPTION', JSON.stringify(options));
