@@ -9,7 +9,7 @@ import type { HttpRequest, HttpResponse, RequestHandler } from './messages.js';
 import { HttpError, problem, renderProblem, type Problem } from './problem.js';
 import { parseQuery, singleParam } from './query.js';
 import { writeReply, writeStreamReply, type CommonHeaders, type Reply } from './reply.js';
-import type { Router } from './router.js';
+import type { Match, Router } from './router.js';
 import type { TrustProxy } from './trust-proxy.js';
 
 /** A handler returns its reply, or a promise of it (a synchronous reply skips a microtask round). */
@@ -73,15 +73,17 @@ export function createDispatcher(options: DispatchOptions): Dispatcher {
   const middleware = (req: HttpRequest, res: HttpResponse, next: Next): void => {
     const ctx = RequestContext.fromRequest(req, `${idPrefix}-${(++counter).toString(36)}`, trust, observed ? performance.now() : 0, base);
     const path = ctx.localPath;
-    if (path === undefined || !path.startsWith('/') || router.match(ctx.method, path).kind === 'not-found') {
+    const match = path === undefined || !path.startsWith('/') ? undefined : router.match(ctx.method, path);
+    if (match === undefined || match.kind === 'not-found') {
       next();
       return;
     }
-    serve(ctx, req, res);
+    serve(ctx, req, res, match);
   };
 
-  function serve(ctx: RequestContext, req: HttpRequest, res: HttpResponse): void {
-    const result = run(ctx);
+  /** `match`: the route the middleware already looked up for this path, so it is not looked up twice. */
+  function serve(ctx: RequestContext, req: HttpRequest, res: HttpResponse, match?: Match<Handler>): void {
+    const result = run(ctx, match);
     // The usual case, a plain reply to a request without a body, is written at once, without closures.
     if (!(result instanceof Promise) && !hasBody(req)) {
       sendResponse(ctx, res, result);
@@ -113,9 +115,9 @@ export function createDispatcher(options: DispatchOptions): Dispatcher {
   return Object.assign(dispatch, { stream, middleware });
 
   /** The handler's reply, or the problem for what it threw synchronously. */
-  function run(ctx: RequestContext): Reply | Promise<Reply> {
+  function run(ctx: RequestContext, match?: Match<Handler>): Reply | Promise<Reply> {
     try {
-      return respond(ctx);
+      return respond(ctx, match);
     } catch (error) {
       return errorReply(ctx, error);
     }
@@ -138,7 +140,7 @@ export function createDispatcher(options: DispatchOptions): Dispatcher {
   }
 
   /** Routes the request; throws (synchronously or as a rejection) for every failure. */
-  function respond(ctx: RequestContext): Reply | Promise<Reply> {
+  function respond(ctx: RequestContext, known?: Match<Handler>): Reply | Promise<Reply> {
     if ((ctx.path.length + (ctx.rawQuery?.length ?? -1) + 1) > maxTargetLength) {
       throw new HttpError(problem(414, 'uri-too-long', { detail: `The request target must be at most ${maxTargetLength} bytes.` }));
     }
@@ -149,7 +151,7 @@ export function createDispatcher(options: DispatchOptions): Dispatcher {
       if (ctx.method === 'OPTIONS' && path === '*') return { status: 204, headers: { allow: 'GET, HEAD, OPTIONS, PUT, POST' } };
       throw new HttpError(problem(400, 'bad-request', { detail: 'The request target must be an absolute path.' }));
     }
-    const match = router.match(ctx.method, path);
+    const match = known ?? router.match(ctx.method, path);
     if (match.kind !== 'not-found') ctx.route = match.route;
     switch (match.kind) {
       case 'found':
