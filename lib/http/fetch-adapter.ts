@@ -5,6 +5,7 @@ import { ServiceError } from '../errors.js';
 import { invalidArgument, validateOptionalObject } from '../validate.js';
 import type { HttpRequest, HttpResponse, RequestHandler } from './messages.js';
 import type { BodySink } from './send-body.js';
+import { bufferedResponse } from './buffered-response.js';
 
 /** What `service.fetch` takes besides the global fetch's `RequestInit`: the client's address (A-8). */
 export interface FetchInit extends RequestInit {
@@ -173,8 +174,8 @@ class InProcessResponse implements BodySink {
       else for (const one of value) headers.append(name, one);
     }
     const status = this.statusCode;
-    const content = body === undefined || this.#method === 'HEAD' || NULL_BODY.has(status) ? null : body;
-    this.#resolve(new Response(content, { status, headers }));
+    const bodyless = body === undefined || this.#method === 'HEAD' || NULL_BODY.has(status);
+    this.#resolve(bodyless ? new Response(null, { status, headers }) : bufferedResponse(typeof body === 'string' ? Buffer.from(body) : body, { status, headers }));
     callback?.();
     this.#onClose?.();
     return this;

@@ -247,3 +247,49 @@ test('A-8 a large body (written in pieces) arrives whole; HEAD of it has none', 
   const head = await service.fetch('/api/big.json', { method: 'HEAD' });
   assert.equal(head.body, null);
 });
+
+test('A-8 the Response body behaves as the standard one: read once, clone, stream, blob, bytes', async (t) => {
+  const service = memoryService(t, { resources: { books: () => ({ title: 'Emma', note: 'é' }) } });
+  const expected = '{"title":"Emma","note":"é"}';
+  const read = await service.fetch('/api/books.json');
+  assert.equal(read.bodyUsed, false);
+  const copy = read.clone();
+  assert.equal(await read.text(), expected);
+  assert.equal(read.bodyUsed, true);
+  await assert.rejects(read.text(), TypeError, 'a body is read once');
+  await assert.rejects(read.json(), TypeError);
+  assert.throws(() => read.clone(), TypeError, 'a read body cannot be cloned');
+  assert.equal(read.body?.locked, true, 'the stream of a read body is taken, as the standard one');
+  assert.deepEqual(await copy.json(), { title: 'Emma', note: 'é' }, 'the clone has its own body');
+
+  const streamed = await service.fetch('/api/books.json');
+  const chunks: Uint8Array[] = [];
+  for await (const chunk of streamed.body as unknown as AsyncIterable<Uint8Array>) chunks.push(chunk);
+  assert.equal(Buffer.concat(chunks).toString('utf8'), expected);
+  assert.equal(streamed.bodyUsed, true);
+  await assert.rejects(streamed.arrayBuffer(), TypeError, 'a streamed body is read as well');
+
+  const blob = await (await service.fetch('/api/books.json')).blob();
+  assert.equal(blob.type, 'application/json; charset=utf-8');
+  assert.equal(await blob.text(), expected);
+  const buffer = await (await service.fetch('/api/books.json')).arrayBuffer();
+  assert.equal(Buffer.from(buffer).toString('utf8'), expected);
+  assert.equal(buffer.byteLength, Buffer.byteLength(expected), 'the ArrayBuffer is the body alone, not a shared pool');
+  const rewrapped = await service.fetch('/api/books.json');
+  assert.equal(await new Response(rewrapped.body, rewrapped).text(), expected, 'a framework that rewraps it gets the body');
+});
+
+test('A-8 served on by @hono/node-server over a real socket: the body streams out whole', async (t) => {
+  const { serve } = await import('@hono/node-server');
+  const big = 'x'.repeat(300_000);
+  const service = memoryService(t, { resources: { big: () => ({ big }) } });
+  const server = serve({ fetch: service.fetch, port: 0, hostname: '127.0.0.1' });
+  t.after(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  await new Promise<void>((resolve) => (server.listening ? resolve() : server.once('listening', () => resolve())));
+  const { port } = server.address() as import('node:net').AddressInfo;
+  const res = await fetch(`http://127.0.0.1:${port}/api/big.json`);
+  assert.equal(res.status, 200);
+  assert.equal(await res.text(), JSON.stringify({ big }));
+  const small = await fetch(`http://127.0.0.1:${port}/api/something.xml?param1=1`);
+  assert.match(await small.text(), /<param1>1<\/param1>/);
+});
