@@ -142,7 +142,7 @@ export function tableRows(results: Results): TableRow[] {
   if (results.users !== undefined) rows.push(...usersRows(results.users));
   if (results.logshare !== undefined) rows.push(...logShareRows(results.logshare));
   for (const r of results.library?.ratios ?? []) {
-    rows.push({ benchmark: 'library (issue 21)', figure: `${r.name}, CPU/request`, value: spread(r), target: `≤ ${r.target}`, met: r.met });
+    rows.push({ benchmark: 'library (issue 21)', figure: `${r.name}, CPU/request`, value: spread(r), target: r.target === undefined ? '' : `≤ ${r.target}`, met: r.target === undefined ? undefined : r.met });
   }
   if (results.postgres !== undefined) rows.push(...postgresRows(results.postgres));
   return rows;

@@ -131,6 +131,7 @@ const settings = {
   postgresChangers: 4,
   postgresChangesEach: 2,
   postgresSlices: quick ? 1 : 2,
+  librarySlices: quick ? 2 : 4,
   postgresTogetherSeconds: quick ? 12 : 24,
   postgresProxyRate: 120,
   postgresLedgerOps: quick ? 200 : 1_000,
@@ -258,6 +259,7 @@ try {
       library = await runLibraryBench(load, {
         rounds: settings.rounds,
         seconds: settings.seconds,
+        slices: settings.librarySlices,
         warmupSeconds: settings.warmupSeconds,
         connections: settings.connections,
         certFile,

@@ -1,4 +1,5 @@
-import type { IncomingHttpHeaders } from 'node:http';
+import { IncomingMessage, type IncomingHttpHeaders } from 'node:http';
+import type { Socket } from 'node:net';
 import { Readable } from 'node:stream';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import { ServiceError } from '../errors.js';
@@ -39,11 +40,11 @@ const NULL_BODY = new Set([101, 103, 204, 205, 304]);
 export function createFetchHandler(handler: RequestHandler): FetchHandler {
   return async function fetch(input, init) {
     const { method, url, headers, body } = requestParts(input, init);
-    const req = body === null ? noBody() : Readable.fromWeb(body as WebReadableStream<Uint8Array>);
+    const req = body === null ? noBody() : body instanceof Uint8Array ? bytesBody(body) : Readable.fromWeb(body as WebReadableStream<Uint8Array>);
     Object.assign(req, {
       method,
       url: `${url.pathname}${url.search}`,
-      headers: nodeHeaders(headers, url, body !== null),
+      headers: nodeHeaders(headers, url, body),
       httpVersionMajor: 1,
       httpVersionMinor: 1,
       socket: { encrypted: url.protocol === 'https:', remoteAddress: init?.address ?? '127.0.0.1' },
@@ -59,7 +60,8 @@ interface RequestParts {
   readonly method: string;
   readonly url: URL;
   readonly headers: Headers;
-  readonly body: ReadableStream<Uint8Array> | null;
+  /** Bytes when the caller gave them whole (a string, a buffer): no stream to build or to read. */
+  readonly body: ReadableStream<Uint8Array> | Uint8Array | null;
 }
 
 /**
@@ -85,12 +87,35 @@ function requestParts(input: unknown, init: FetchInit | undefined): RequestParts
     if (url !== undefined && (init?.body === undefined || init.body === null)) {
       return { method: normalizeMethod(init?.method ?? 'GET'), url, headers: new Headers(init?.headers), body: null };
     }
+    if (url !== undefined && init !== undefined) {
+      const whole = wholeBody(init.body);
+      if (whole !== undefined) {
+        const method = normalizeMethod(init.method ?? 'GET');
+        if (method === 'GET' || method === 'HEAD') throw new TypeError('Request with GET/HEAD method cannot have body.');
+        const headers = new Headers(init.headers);
+        // Fetch's "extract a body": a string is text/plain;charset=UTF-8 unless the caller said otherwise.
+        if (whole.type !== undefined && !headers.has('content-type')) headers.set('content-type', whole.type);
+        return { method, url, headers, body: whole.bytes };
+      }
+    }
     const request = url === undefined ? (init === undefined ? (input as Request) : new Request(input as Request, init)) : new Request(url, init);
     return { method: request.method, url: url ?? new URL(request.url), headers: request.headers, body: request.body };
   } catch (error) {
     // The Fetch standard's own refusals (a body on GET, a forbidden method, a bad header…): what the message says.
     throw new ServiceError('ERR_INVALID_ARGUMENT', `${init === undefined ? 'input' : 'init'} is not a request the Fetch standard allows: ${(error as Error).message}`, { cause: error });
   }
+}
+
+/**
+ * A body given whole: a string (UTF-8, with the type Fetch gives it) or bytes (a copy, as Fetch
+ * takes one, so the caller may reuse its buffer). Anything else (a stream, a Blob, FormData,
+ * URLSearchParams) goes through a standard Request.
+ */
+function wholeBody(body: unknown): { readonly bytes: Uint8Array; readonly type?: string } | undefined {
+  if (typeof body === 'string') return { bytes: Buffer.from(body), type: 'text/plain;charset=UTF-8' };
+  if (body instanceof ArrayBuffer) return { bytes: Buffer.from(body.slice(0)) };
+  if (ArrayBuffer.isView(body)) return { bytes: Buffer.from(body.buffer.slice(body.byteOffset, body.byteOffset + body.byteLength)) };
+  return undefined;
 }
 
 const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
@@ -108,14 +133,27 @@ function normalizeMethod(method: unknown): string {
 /**
  * The request's fields as node:http gives them: lowercase names, repeated fields joined (the
  * Headers object has already joined them), `host` from the URL when not given, and a body's
- * framing (a Request's body is a stream of unknown length: chunked).
+ * framing (bytes given whole: their length, as fetch sends it; a stream of unknown length: chunked).
  */
-function nodeHeaders(fields: Headers, url: URL, hasBody: boolean): IncomingHttpHeaders {
+function nodeHeaders(fields: Headers, url: URL, body: RequestParts['body']): IncomingHttpHeaders {
   const headers: IncomingHttpHeaders = {};
   for (const [name, value] of fields) headers[name] = value;
   headers.host ??= url.host;
-  if (hasBody && headers['content-length'] === undefined) headers['transfer-encoding'] = 'chunked';
+  if (body instanceof Uint8Array) headers['content-length'] = String(body.byteLength);
+  else if (body !== null && headers['content-length'] === undefined) headers['transfer-encoding'] = 'chunked';
   return headers;
+}
+
+/**
+ * A body whose bytes are all here: a node:http request the parser has finished (one chunk, then
+ * the end, `complete`), so it is read as a socket's small body is, in one `read()`.
+ */
+function bytesBody(bytes: Uint8Array): Readable {
+  const message = new IncomingMessage(null as unknown as Socket);
+  message.push(bytes);
+  message.push(null);
+  message.complete = true;
+  return message;
 }
 
 /** A request without a body: already ended, as node:http's is once its headers are parsed. */

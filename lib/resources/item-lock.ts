@@ -8,20 +8,18 @@ export interface KeyedLock {
 }
 
 export function createKeyedLock(): KeyedLock {
-  const tails = new Map<string, Promise<unknown>>();
+  const tails = new Map<string, Promise<void>>();
   return {
     run(key, task) {
       const before = tails.get(key);
       const mine = before === undefined ? task() : before.then(task, task);
-      // The tail stands for "mine has settled", never rejects, and is dropped when nothing follows.
-      const tail = mine.then(
-        () => undefined,
-        () => undefined,
-      );
-      tails.set(key, tail);
-      void tail.then(() => {
+      // The tail stands for "mine has settled" and never rejects; once it has, it is dropped
+      // unless a later task has already queued behind it (then that task's tail is the key's).
+      const settled = (): void => {
         if (tails.get(key) === tail) tails.delete(key);
-      });
+      };
+      const tail = mine.then(settled, settled);
+      tails.set(key, tail);
       return mine;
     },
   };

@@ -283,7 +283,7 @@ test('A-8 served on by @hono/node-server over a real socket: the body streams ou
   const { serve } = await import('@hono/node-server');
   const big = 'x'.repeat(300_000);
   const service = memoryService(t, { resources: { big: () => ({ big }) } });
-  const server = serve({ fetch: service.fetch, port: 0, hostname: '127.0.0.1' });
+  const server = serve({ fetch: (request) => service.fetch(request), port: 0, hostname: '127.0.0.1' });
   t.after(() => new Promise<void>((resolve) => server.close(() => resolve())));
   await new Promise<void>((resolve) => (server.listening ? resolve() : server.once('listening', () => resolve())));
   const { port } = server.address() as import('node:net').AddressInfo;
