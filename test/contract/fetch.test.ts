@@ -293,3 +293,40 @@ test('A-8 served on by @hono/node-server over a real socket: the body streams ou
   const small = await fetch(`http://127.0.0.1:${port}/api/something.xml?param1=1`);
   assert.match(await small.text(), /<param1>1<\/param1>/);
 });
+
+test('A-8 a body given whole (a string, bytes) is read as fetch would send it: its type, its length', async (t) => {
+  const items = new Map<string, unknown>();
+  const service = memoryService(t, {
+    resources: {
+      notes: {
+        maxBodyBytes: 8,
+        item: {
+          get: (id) => items.get(id),
+          put(id, body) {
+            items.set(id, body);
+            return body;
+          },
+        },
+      },
+    },
+  });
+  const json = { 'content-type': 'application/json' };
+  const text = await service.fetch('/api/notes/1', { method: 'PUT', body: '{"a":1}' });
+  assert.equal(text.status, 415, 'a string without a Content-Type is text/plain;charset=UTF-8, as fetch sends it');
+  const created = await service.fetch('/api/notes/1', { method: 'PUT', body: '{"é":1}', headers: json });
+  assert.equal(created.status, 201);
+  assert.deepEqual(await created.json(), { 'é': 1 });
+  const bytes = new TextEncoder().encode('{"b":2}');
+  const fromBytes = await service.fetch('/api/notes/1', { method: 'PUT', body: bytes, headers: json });
+  assert.equal(fromBytes.status, 200);
+  bytes.fill(0x20);
+  assert.deepEqual(items.get('1'), { b: 2 }, 'the bytes were taken as they were when sent');
+  const view = await service.fetch('/api/notes/2', { method: 'PUT', body: new DataView(new TextEncoder().encode('xx{"c":3}').buffer, 2), headers: json });
+  assert.equal(view.status, 201);
+  assert.deepEqual(items.get('2'), { c: 3 });
+  // 9 bytes in 8 UTF-16 units: the limit counts bytes, declared by the Content-Length fetch would send.
+  const tooLarge = await service.fetch('/api/notes/3', { method: 'PUT', body: '{"é":12}', headers: json });
+  assert.equal(tooLarge.status, 413);
+  assert.equal(items.has('3'), false);
+  await assert.rejects(service.fetch('/api/notes/1', { method: 'HEAD', body: 'x' }), isCode('ERR_INVALID_ARGUMENT'));
+});
