@@ -17,7 +17,7 @@ import { Agent, request } from 'node:https';
 import { connect } from 'node:tls';
 import { pacedTls, type KeptSocket } from './paced-tls.js';
 
-/** One request of a keep-alive run's cycle (autocannon's `requests`), or of a run's preparation; `path` is on the run's URL's origin. */
+/** One request of a keep-alive run's cycle (autocannon's `requests`), or of a run's preparation; `path` is on the run's URL's origin (`{n}` in it: a new number each time). */
 export interface LoadStep {
   readonly method: string;
   readonly path: string;
@@ -93,7 +93,15 @@ function sendStep(origin: string, step: LoadStep): Promise<void> {
 
 async function keepalive(cmd: Extract<LoadRequest, { kind: 'keepalive' }>): Promise<LoadResult> {
   for (const step of cmd.prepare ?? []) await sendStep(new URL(cmd.url).origin, step);
-  const requests = cmd.requests?.map((step) => ({ method: step.method, path: step.path, headers: { ...step.headers }, ...(step.body === undefined ? {} : { body: step.body }) }));
+  // `{n}` in a step's path: a number new on every request (distinct targets, for caches keyed by them).
+  let counter = 0;
+  const requests = cmd.requests?.map((step) => ({
+    method: step.method,
+    path: step.path,
+    headers: { ...step.headers },
+    ...(step.body === undefined ? {} : { body: step.body }),
+    ...(step.path.includes('{n}') ? { setupRequest: (req: { path: string }) => ({ ...req, path: step.path.replace('{n}', (++counter).toString(36)) }) } : {}),
+  }));
   return new Promise((resolve, reject) => {
     // autocannon's histogram keeps whole milliseconds; record each latency ourselves for µs.
     const latencies: number[] = [];

@@ -2,6 +2,7 @@
 import type { ScenarioResult } from './http.js';
 import type { LogShareResult } from './logshare.js';
 import type { LibraryResult } from './library.js';
+import type { SoakResult } from './soak.js';
 import type { NegotiationRow } from './negotiation.js';
 import type { PasswordResult } from './password.js';
 import { f, spread } from './format.js';
@@ -42,6 +43,7 @@ export interface Results {
   readonly users?: UsersResult | undefined;
   readonly logshare?: LogShareResult | undefined;
   readonly library?: LibraryResult | undefined;
+  readonly soak?: SoakResult | undefined;
 }
 
 /** One line of the ratio table. `met` is undefined for figures shown for information. */
@@ -145,6 +147,12 @@ export function tableRows(results: Results): TableRow[] {
     rows.push({ benchmark: 'library (issue 21)', figure: `${r.name}, CPU/request`, value: spread(r), target: r.target === undefined ? '' : `≤ ${r.target}`, met: r.target === undefined ? undefined : r.met });
   }
   if (results.postgres !== undefined) rows.push(...postgresRows(results.postgres));
+  const soak = results.soak;
+  if (soak !== undefined) {
+    const benchmark = `soak (${soak.connections} connections, ${soak.seconds} s, mixed, log on${soak.nodeFlags.length === 0 ? '' : `, node ${soak.nodeFlags.join(' ')}`})`;
+    rows.push({ benchmark, figure: 'peak RSS', value: `${f(soak.peakRssMiB, 1)} MiB`, target: `≤ ${soak.peakTarget} MiB`, met: soak.peakRssMiB <= soak.peakTarget });
+    rows.push({ benchmark, figure: 'RSS slope over the second half', value: `${f(soak.slopeMiBPerMinute, 2)} MiB/min`, target: `≤ ${soak.slopeTarget} MiB/min`, met: soak.slopeMiBPerMinute <= soak.slopeTarget });
+  }
   return rows;
 }
 

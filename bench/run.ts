@@ -5,6 +5,7 @@
 //                 [--seconds S] [--servers httpskit,fastify,…] [--scenarios h2,log,…] [--cpu-prof] [--unpinned]
 //   npm run bench -- --only postgres   # the PostgreSQL store against the file store (not in the default run)
 //   npm run bench -- --only logshare [--logshare-rate 800] [--logshare-aa] [--logshare-agent]   # the access log's share, log-on and log-off servers side by side
+//   npm run bench -- --only soak [--soak-seconds 180] [--soak-node-flags "--max-semi-space-size=2"]   # issue 23: RSS under 3 minutes of a mixed load, log on (bench/soak.ts)
 //   npm run bench -- --only library [--rounds N] [--seconds S]   # issue 21: service.fetch ÷ socket, item GET ÷ something, item PUT ÷ GET (bench/library.ts)
 //   npm run bench -- --against REF [--only "h1 json"] [--rounds N] [--seconds S] [--connections N]   # HEAD ÷ REF (bench/against.ts)
 //
@@ -22,6 +23,7 @@ import type { NegotiationRow } from './negotiation.js';
 import { runPasswordBench, type PasswordResult } from './password.js';
 import { runLogShareBench, type LogShareResult } from './logshare.js';
 import { libraryLines, runLibraryBench, type LibraryResult } from './library.js';
+import { runSoakBench, soakLines, type SoakResult } from './soak.js';
 import { runPostgresBench, type PostgresResult } from './postgres.js';
 import { summarizeProfile } from './profile.js';
 import { markdownNegotiation, markdownServers, markdownTable, markdownXml, tableRows, type MemoryRow, type Results, type StoreRow } from './report.js';
@@ -30,10 +32,11 @@ import type { ServerArgs } from './servers/bodies.js';
 import type { UsersResult } from './users.js';
 import type { XmlRow } from './xml.js';
 
-const SECTIONS = ['negotiation', 'xml', 'store', 'http', 'tls', 'library', 'logshare', 'password', 'users', 'postgres'] as const;
+const SECTIONS = ['negotiation', 'xml', 'store', 'http', 'tls', 'library', 'logshare', 'password', 'users', 'postgres', 'soak'] as const;
 type Section = (typeof SECTIONS)[number];
-// Starts a PostgreSQL cluster (initdb, fsync on) and needs the `pg` package: asked for by name only.
-const DEFAULT_SECTIONS: readonly Section[] = SECTIONS.filter((s) => s !== 'postgres');
+// postgres starts a PostgreSQL cluster (initdb, fsync on) and needs the `pg` package; soak runs for
+// minutes: both are asked for by name only.
+const DEFAULT_SECTIONS: readonly Section[] = SECTIONS.filter((s) => s !== 'postgres' && s !== 'soak');
 
 const ROOT = join(import.meta.dirname, '..');
 const RESULTS = join(import.meta.dirname, 'results');
@@ -71,6 +74,9 @@ const { values } = parseArgs({
     'logshare-rate': { type: 'string' },
     // logshare: drive the servers with node:https's Agent instead of the lean TLS client.
     'logshare-agent': { type: 'boolean', default: false },
+    // soak: how long the mixed load runs; Node's flags for its server (as NODE_OPTIONS would give them).
+    'soak-seconds': { type: 'string' },
+    'soak-node-flags': { type: 'string' },
   },
 });
 const quick = values.quick === true;
@@ -132,6 +138,8 @@ const settings = {
   postgresChangesEach: 2,
   postgresSlices: quick ? 1 : 2,
   librarySlices: quick ? 2 : 4,
+  soakSeconds: positiveInteger('soak-seconds', Number(values['soak-seconds'] ?? (quick ? 30 : 180))),
+  soakConnections: 20,
   postgresTogetherSeconds: quick ? 12 : 24,
   postgresProxyRate: 120,
   postgresLedgerOps: quick ? 200 : 1_000,
@@ -180,6 +188,7 @@ let postgres: PostgresResult | undefined;
 let users: UsersResult | undefined;
 let logshare: LogShareResult | undefined;
 let library: LibraryResult | undefined;
+let soak: SoakResult | undefined;
 
 try {
   if (wants('negotiation')) {
@@ -203,7 +212,9 @@ try {
     const named = values.scenarios?.split(',').map((s) => s.trim().toLowerCase()) ?? [];
     const chosen = scenarios()
       .filter((scenario) => wants(scenario.mode === 'newconn' ? 'tls' : 'http'))
-      .filter((scenario) => named.length === 0 || named.some((part) => scenario.name.toLowerCase().includes(part)));
+      .filter((scenario) => named.length === 0 || named.some((part) => scenario.name.toLowerCase().includes(part)))
+      // A scenario none of whose servers --servers names has nothing to run.
+      .filter((scenario) => scenario.servers.some((name) => chosenServers.has(name)));
     if (chosen.length === 0) throw new Error(`no scenario matches --scenarios ${values.scenarios ?? ''}; known: ${scenarios().map((s) => s.name).join('; ')}`);
     // Only the servers some chosen scenario uses (`--only tls` needs four of the seven).
     const needed = new Set(chosen.flatMap((scenario) => scenario.servers).filter((name) => chosenServers.has(name)));
@@ -269,6 +280,19 @@ try {
         progress,
       });
       for (const line of libraryLines(library)) progress(line);
+    } finally {
+      await load.stop();
+    }
+  }
+  if (wants('soak')) {
+    progress(`soak: ${settings.soakConnections} connections, ${settings.soakSeconds} s of a mixed load, request log on …`);
+    const load = await startLoad();
+    const pin = values.unpinned !== true && pinToCpu(load.pid, 1);
+    pinned ||= pin;
+    try {
+      const nodeFlags = (values['soak-node-flags'] ?? '').split(' ').filter((flag) => flag !== '');
+      soak = await runSoakBench(load, { seconds: settings.soakSeconds, connections: settings.soakConnections, sampleSeconds: 5, certFile, keyFile, pin, nodeFlags, progress });
+      for (const line of soakLines(soak)) progress(line);
     } finally {
       await load.stop();
     }
@@ -367,7 +391,7 @@ try {
   rmSync(work, { recursive: true, force: true });
 }
 
-const results: Results = { machine, settings: { ...settings, pinned, durationSeconds: Math.round((Date.now() - started) / 1000) }, http, memory, negotiation, xml, password, store, users, postgres, logshare, library };
+const results: Results = { machine, settings: { ...settings, pinned, durationSeconds: Math.round((Date.now() - started) / 1000) }, http, memory, negotiation, xml, password, store, users, postgres, logshare, library, soak };
 const rows = tableRows(results);
 const markdown = [
   `Run of ${machine.date}: ${machine.cores} × ${machine.cpuModel}, Node ${machine.node}, OpenSSL ${machine.openssl}, ` +
