@@ -5,7 +5,7 @@
 //                 [--seconds S] [--servers httpskit,fastify,…] [--scenarios h2,log,…] [--cpu-prof] [--unpinned]
 //   npm run bench -- --only postgres   # the PostgreSQL store against the file store (not in the default run)
 //   npm run bench -- --only logshare [--logshare-rate 800] [--logshare-aa] [--logshare-agent]   # the access log's share, log-on and log-off servers side by side
-//   npm run bench -- --only soak [--soak-seconds 180] [--soak-node-flags "--max-semi-space-size=2"]   # issue 23: RSS under 3 minutes of a mixed load, log on (bench/soak.ts)
+//   npm run bench -- --only soak [--soak-seconds 180] [--soak-node-flags=--max-semi-space-size=2]   # issue 23: RSS under 3 minutes of a mixed load, log on (bench/soak.ts)
 //   npm run bench -- --only library [--rounds N] [--seconds S]   # issue 21: service.fetch ÷ socket, item GET ÷ something, item PUT ÷ GET (bench/library.ts)
 //   npm run bench -- --against REF [--only "h1 json"] [--rounds N] [--seconds S] [--connections N]   # HEAD ÷ REF (bench/against.ts)
 //

@@ -119,9 +119,9 @@ export function millis(ms: number): string {
 }
 
 /**
- * Log lines joined into few writes instead of one each (sonic-boom's technique, as pino uses it),
- * each line encoded as UTF-8 into one buffer as it comes, so no line is kept as a string until the
- * write and the write converts nothing: the sink gets the buffer.
+ * Log lines joined into few writes instead of one each (sonic-boom's technique, as pino uses it):
+ * the lines of a batch are joined as one string and encoded as UTF-8 once, when the batch is
+ * written; the sink gets that buffer.
  * The pending lines are written together by the first line that comes LINE_DELAY_MS or more after
  * the oldest of them, by the MAX_PENDING_LINES-th or the one that would not fit the buffer, or, when
  * no line comes to carry them, by a timer IDLE_FLUSH_MS after the oldest.
@@ -143,9 +143,10 @@ export function createLineWriter(
   clock: () => number = () => performance.now(),
   bound?: { readonly backlog: () => number; readonly maxBacklog?: number; readonly now?: () => Date },
 ): { readonly write: (line: string) => void; readonly flush: () => void } {
-  // A sink may keep the buffer it is given (a stream writing asynchronously): each batch gets a new one.
-  let buffer = Buffer.allocUnsafe(BATCH_BYTES);
-  let used = 0;
+  // The pending lines, joined as one string and encoded once, when written: a line costs a string
+  // join here, not a call into the encoder, and the sink gets a buffer of the batch's own size (a
+  // new one each time: a stream writing asynchronously keeps what it is given).
+  let pending = '';
   let lines = 0;
   let oldest = 0;
   let dropped = 0;
@@ -153,10 +154,9 @@ export function createLineWriter(
   const maxBacklog = bound?.maxBacklog ?? MAX_BACKLOG_BYTES;
   const flush = (): void => {
     if (lines === 0) return;
-    const chunk = buffer.subarray(0, used);
+    const chunk = Buffer.from(pending);
     const count = lines;
-    buffer = Buffer.allocUnsafe(BATCH_BYTES);
-    used = 0;
+    pending = '';
     lines = 0;
     if (bound !== undefined) {
       if (bound.backlog() >= maxBacklog) {
@@ -177,15 +177,10 @@ export function createLineWriter(
   };
   return {
     write(line) {
-      // UTF-8 takes at most 3 bytes per UTF-16 code unit (a pair: 4 for 2).
-      const room = line.length * 3 + 1;
-      if (used + room > buffer.length) {
-        flush();
-        // A line larger than a batch (an error's long stack) gets a buffer of its own size.
-        if (room > buffer.length) buffer = Buffer.allocUnsafe(room);
-      }
-      used += buffer.write(line, used);
-      buffer[used++] = 0x0a;
+      // A batch holds at most BATCH_UNITS UTF-16 units (at most 3 bytes each in UTF-8); a longer
+      // line (an error's long stack) goes out as a batch of its own.
+      if (lines > 0 && pending.length + line.length >= BATCH_UNITS) flush();
+      pending += `${line}\n`;
       const n = ++lines;
       if (n === 1) {
         oldest = clock();
@@ -205,8 +200,8 @@ export const LINE_DELAY_MS = 25;
 /** The longest a log line waits (when no later line comes): what a reader of the log can lag by. */
 export const IDLE_FLUSH_MS = 100;
 const MAX_PENDING_LINES = 256;
-/** A write of at most 64 KiB (a pipe's buffer on Linux): 256 request lines take about 60. */
-const BATCH_BYTES = 64 * 1024;
+/** A batch of at most 64 Ki UTF-16 units: 64 KiB of ASCII (a pipe's buffer on Linux); 256 request lines take about 60. */
+const BATCH_UNITS = 64 * 1024;
 /**
  * What a stream sink may hold unwritten before batches are dropped (8 MiB: some 35,000 request
  * lines, seconds of saturation; the process's memory stays bounded whatever stdout does).
