@@ -9,7 +9,7 @@ import type { Child } from './children.js';
 import { pinToCpu, startServer } from './children.js';
 import type { LoadResult, LoadStep } from './load.js';
 import { CHROME_ACCEPT } from './http.js';
-import { sleep } from './stats.js';
+import { slope, sleep } from './stats.js';
 
 export interface SoakOptions {
   readonly seconds: number;
@@ -103,21 +103,6 @@ export async function runSoakBench(load: Child, o: SoakOptions): Promise<SoakRes
   } finally {
     await server.stop();
   }
-}
-
-/** Least-squares slope of y over x (per second here). */
-function slope(points: ReadonlyArray<readonly [number, number]>): number {
-  const n = points.length;
-  if (n < 2) return 0;
-  const mx = points.reduce((s, [x]) => s + x, 0) / n;
-  const my = points.reduce((s, [, y]) => s + y, 0) / n;
-  let num = 0;
-  let den = 0;
-  for (const [x, y] of points) {
-    num += (x - mx) * (y - my);
-    den += (x - mx) ** 2;
-  }
-  return den === 0 ? 0 : num / den;
 }
 
 export function soakLines(r: SoakResult): string[] {

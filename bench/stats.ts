@@ -28,6 +28,21 @@ export function rotate<T>(items: readonly T[], by: number): T[] {
   return [...items.slice(k), ...items.slice(0, k)];
 }
 
+/** Least-squares slope of y over x; 0 for fewer than two points. */
+export function slope(points: ReadonlyArray<readonly [number, number]>): number {
+  const n = points.length;
+  if (n < 2) return 0;
+  const mx = points.reduce((s, [x]) => s + x, 0) / n;
+  const my = points.reduce((s, [, y]) => s + y, 0) / n;
+  let num = 0;
+  let den = 0;
+  for (const [x, y] of points) {
+    num += (x - mx) * (y - my);
+    den += (x - mx) ** 2;
+  }
+  return den === 0 ? 0 : num / den;
+}
+
 export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }

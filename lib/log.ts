@@ -123,7 +123,7 @@ export function millis(ms: number): string {
  * the lines of a batch are joined as one string and encoded as UTF-8 once, when the batch is
  * written; the sink gets that buffer.
  * The pending lines are written together by the first line that comes LINE_DELAY_MS or more after
- * the oldest of them, by the MAX_PENDING_LINES-th or the one that would not fit the buffer, or, when
+ * the oldest of them, by the MAX_PENDING_LINES-th or the one that would not fit the batch, or, when
  * no line comes to carry them, by a timer IDLE_FLUSH_MS after the oldest.
  * The lines carry each other because a timer per LINE_DELAY_MS wakes the process when it would
  * otherwise sleep until the next request, and each such wake-up measured as a large part of the

@@ -32,29 +32,36 @@ class BufferedResponse extends (Response as unknown as ResponseBase) {
   }
 
   arrayBuffer(): Promise<ArrayBuffer> {
-    if (this.#streamed !== undefined) return this.#streamed.arrayBuffer();
-    return this.#take((b) => b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength) as ArrayBuffer);
+    return this.#read(
+      (r) => r.arrayBuffer(),
+      (b) => b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength) as ArrayBuffer,
+    );
   }
 
   bytes(): Promise<Uint8Array> {
-    if (this.#streamed !== undefined) return this.#streamed.arrayBuffer().then((b) => new Uint8Array(b));
-    return this.#take((b) => new Uint8Array(b));
+    return this.#read(
+      (r) => r.arrayBuffer().then((b) => new Uint8Array(b)),
+      (b) => new Uint8Array(b),
+    );
   }
 
   text(): Promise<string> {
-    if (this.#streamed !== undefined) return this.#streamed.text();
-    return this.#take(decodeUtf8);
+    return this.#read((r) => r.text(), decodeUtf8);
   }
 
   json(): Promise<unknown> {
-    if (this.#streamed !== undefined) return this.#streamed.json();
-    return this.#take((b) => JSON.parse(decodeUtf8(b)) as unknown);
+    return this.#read(
+      (r) => r.json(),
+      (b) => JSON.parse(decodeUtf8(b)) as unknown,
+    );
   }
 
   blob(): Promise<Blob> {
-    if (this.#streamed !== undefined) return this.#streamed.blob();
     const type = this.headers.get('content-type') ?? '';
-    return this.#take((b) => new Blob([b], { type }));
+    return this.#read(
+      (r) => r.blob(),
+      (b) => new Blob([b], { type }),
+    );
   }
 
   formData(): Promise<FormData> {
@@ -67,12 +74,16 @@ class BufferedResponse extends (Response as unknown as ResponseBase) {
     return bufferedResponse(this.#bytes, { status: this.status, statusText: this.statusText, headers: this.headers });
   }
 
-  /** The body read once, as the standard's "consume body": a second read is a rejected TypeError. */
-  #take<T>(read: (bytes: Uint8Array) => T): Promise<T> {
+  /**
+   * The body read once, as the standard's "consume body" (a second read is a rejected TypeError):
+   * from the bytes, or by the standard Response once `body` has made one.
+   */
+  #read<T>(standard: (response: Response) => Promise<T>, fromBytes: (bytes: Uint8Array) => T): Promise<T> {
+    if (this.#streamed !== undefined) return standard(this.#streamed);
     if (this.#used) return Promise.reject(new TypeError('Body is unusable: Body has already been read'));
     this.#used = true;
     try {
-      return Promise.resolve(read(this.#bytes));
+      return Promise.resolve(fromBytes(this.#bytes));
     } catch (error) {
       return Promise.reject(error as Error);
     }
