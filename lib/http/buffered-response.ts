@@ -1,6 +1,10 @@
 /**
  * A WHATWG Response whose body is bytes already in memory (A-8's `service.fetch`).
  *
+ * The class is made on the first `service.fetch`, not when the library is imported: naming the
+ * global `Response` loads Node's fetch implementation (undici), about 9 MiB of memory that a
+ * server which never answers in-process requests should not carry.
+ *
  * Node's `new Response(body)` builds a web ReadableStream for every body, which costs more CPU
  * than the whole request through the service (about 10 µs to build and as much again to read, on
  * Node 20). A caller of `service.fetch` mostly reads the body once with `text()` or `json()`, so
@@ -11,7 +15,7 @@
  * It is a `Response` (instanceof, status, headers, `clone()`); reading the body twice is the
  * same TypeError, and `bodyUsed` turns true as it does on the standard one.
  */
-class BufferedResponse extends (Response as unknown as ResponseBase) {
+const defineBufferedResponse = () => class BufferedResponse extends (Response as unknown as ResponseBase) {
   readonly #bytes: Uint8Array;
   #used = false;
   /** The standard Response with the same body, once `body` has been asked for. */
@@ -98,7 +102,7 @@ class BufferedResponse extends (Response as unknown as ResponseBase) {
     }
     return this.#streamed;
   }
-}
+};
 
 /**
  * Response's constructor, typed as what this class takes of it: the DOM typings declare the body
@@ -109,8 +113,11 @@ type ResponseBase = new (body: null, init: ResponseInit) => { readonly status: n
 
 /** A Response with `bytes` as its body, typed as the Response it is. */
 export function bufferedResponse(bytes: Uint8Array, init: ResponseInit): Response {
+  BufferedResponse ??= defineBufferedResponse();
   return new BufferedResponse(bytes, init) as unknown as Response;
 }
+
+let BufferedResponse: ReturnType<typeof defineBufferedResponse> | undefined;
 
 const UTF8 = new TextDecoder();
 

@@ -330,3 +330,20 @@ test('A-8 a body given whole (a string, bytes) is read as fetch would send it: i
   assert.equal(items.has('3'), false);
   await assert.rejects(service.fetch('/api/notes/1', { method: 'HEAD', body: 'x' }), isCode('ERR_INVALID_ARGUMENT'));
 });
+
+test('A-8 a server that never answers in-process does not load Node\'s fetch (about 9 MiB): service.fetch loads it when first called', async () => {
+  const { execFile } = await import('node:child_process');
+  const { promisify } = await import('node:util');
+  const script = `
+    const { createService } = await import(${JSON.stringify(new URL('../../lib/index.ts', import.meta.url).href)});
+    const loaded = () => process.moduleLoadList.some((m) => m.includes('undici'));
+    const service = createService({ store: ':memory:', log: false, host: '127.0.0.1', port: 0, httpPort: 0 });
+    await service.listen();
+    const before = loaded();
+    const response = await service.fetch('/api/something.json');
+    console.log(JSON.stringify({ before, after: loaded(), status: response.status, text: await response.text() }));
+    await service.close();`;
+  const { stdout } = await promisify(execFile)(process.execPath, ['--import', import.meta.resolve('tsx'), '--input-type=module', '-e', script], { cwd: await import('node:os').then((os) => os.tmpdir()) });
+  const seen = JSON.parse(stdout) as { before: boolean; after: boolean; status: number; text: string };
+  assert.deepEqual(seen, { before: false, after: true, status: 200, text: '{"param1":null}' });
+});

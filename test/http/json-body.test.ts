@@ -154,6 +154,13 @@ test('A-6 nesting up to the limit is accepted, and maxDepth is an option', async
   assert.ok(Array.isArray(await readJsonBody(json(deep(3)), { ...JSON_POST, maxDepth: 3 })));
   const e = await refusal(readJsonBody(json('{"a":{"b":{"c":1}}}'), { ...JSON_POST, maxDepth: 2 }));
   assert.equal(e.problem.status, 400);
+  // Objects and arrays count alike: 257 levels of both, alternating, are too deep.
+  const mixed = `${'{"a":['.repeat(128)}{}${']}'.repeat(128)}`;
+  assert.equal((await refusal(readJsonBody(json(mixed), { ...JSON_POST, limit: 10_000 }))).problem.status, 400);
+  assert.ok(await readJsonBody(json(`${'{"a":['.repeat(127)}{}${']}'.repeat(127)}`), { ...JSON_POST, limit: 10_000 }));
+  // Many containers side by side, or brackets inside strings, are not depth.
+  assert.equal((await readJsonBody(json(`[${Array(1000).fill('[{}]').join(',')}]`), { ...JSON_POST, limit: 10_000 }) as unknown[]).length, 1000);
+  assert.deepEqual(await readJsonBody(json(JSON.stringify({ s: '[{'.repeat(300) })), { ...JSON_POST, limit: 10_000 }), { s: '[{'.repeat(300) });
   // A body nested far deeper than anything can walk is refused, not a stack overflow.
   const huge = await refusal(readJsonBody(json(deep(100_000)), { ...JSON_POST, limit: 1 << 20 }));
   assert.equal(huge.problem.status, 400);
