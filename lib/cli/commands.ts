@@ -88,7 +88,7 @@ export const COMMANDS: readonly Command[] = [
     args: ['NAME', 'ROLE'],
     synopsis: 'NAME admin|user',
     summary: 'give a user another role (the last admin stays one)',
-    flags: ['store'],
+    flags: ['store', ...POSTGRES_FLAGS],
     store: 'existing',
     run: async (ctx) => {
       const role = ctx.args[1];

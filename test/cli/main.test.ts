@@ -6,6 +6,7 @@ import { PassThrough } from 'node:stream';
 import type { Command } from '../../lib/cli/command.js';
 import { COMMANDS } from '../../lib/cli/commands.js';
 import { main } from '../../lib/cli/main.js';
+import { POSTGRES_FLAGS } from '../../lib/cli/store-commands.js';
 
 function io(env: NodeJS.ProcessEnv = {}) {
   const stdout = new PassThrough();
@@ -51,4 +52,11 @@ test('C-3 the new command runs with its arguments and flags; the environment cou
   const r = io({ HTTPSKIT_STORE: '/srv/users.json', HTTPSKIT_PORT: 'not-a-port' });
   assert.equal(await main(['user', 'tag', 'bob', 'x'], r.io, table), 0, r.err());
   assert.deepEqual(calls.at(-1), { args: ['bob', 'x'], store: '/srv/users.json' });
+});
+
+test('C-2 every command that opens the store takes the PostgreSQL flags, so it works on a cluster the way serve does', () => {
+  for (const command of COMMANDS) {
+    if (!command.flags.includes('store')) continue;
+    for (const flag of POSTGRES_FLAGS) assert.ok(command.flags.includes(flag), `${command.words.join(' ')} lacks --${flag}`);
+  }
 });

@@ -51,7 +51,8 @@ test('S-4: every CLI command works on a Digest cluster from an unrelated folder;
   const listed = await cli(['user', 'list']);
   assert.equal(listed.code, 0, listed.stderr);
   for (const name of ['root', 'ann', 'bob']) assert.match(listed.stdout, new RegExp(`\\b${name}\\b`));
-  const role = await cli(['user', 'role', 'ann', 'admin']);
+  // The PostgreSQL flags, as every command that opens the store takes them.
+  const role = await cli(['user', 'role', 'ann', 'admin', '--pg-pool-size', '1', '--pg-connect-timeout', '5000', '--pg-query-timeout', '5000']);
   assert.equal(role.code, 0, role.stderr);
   const token = await cli(['reset-token', 'bob']);
   assert.equal(token.code, 0, token.stderr);
