@@ -28,6 +28,10 @@ test('npm pack gives the compiled library, types and the command, and nothing el
     assert.ok(files.includes(must), must);
   }
   assert.ok(!files.some((f) => f.startsWith('test/') || f.startsWith('lib/') || f.endsWith('.ts') && !f.endsWith('.d.ts')));
+  // Only what the sources compile to: nothing left in dist/ from a file since moved or deleted.
+  const { existsSync } = await import('node:fs');
+  const orphans = files.filter((f) => /^dist\/(lib|bin)\/.+\.js$/.test(f) && !existsSync(join(ROOT, f.slice('dist/'.length).replace(/\.js$/, '.ts'))));
+  assert.deepEqual(orphans, [], 'compiled files without a source');
   // H-6: every relative link in a shipped document leads to a shipped file.
   for (const doc of files.filter((f) => f.endsWith('.md'))) {
     const text = await readFile(join(ROOT, doc), 'utf8');
