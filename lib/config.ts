@@ -312,7 +312,8 @@ function invalid(message: string): never {
 
 function integer(value: unknown, name: string, min: number, max: number): number {
   if (typeof value === 'number' && Number.isInteger(value) && value >= min && value <= max) return value;
-  invalid(`${name} must be an integer from ${min} to ${max}, got ${JSON.stringify(value) ?? String(value)}`);
+  // JSON.stringify says null for NaN and the infinities: String says what was given.
+  invalid(`${name} must be an integer from ${min} to ${max}, got ${typeof value === 'number' ? String(value) : (JSON.stringify(value) ?? String(value))}`);
 }
 
 function text(value: unknown, name: string): string {

@@ -195,10 +195,18 @@ test('A-1 options are validated once: every mistake is ERR_INVALID_OPTION', () =
     // node:http would refuse it at listen() with a RangeError; it is refused here, by name.
     { headersTimeoutMs: 20_000, requestTimeoutMs: 10_000 },
     { headersTimeoutMs: 40_000 },
+    // A URL of a scheme no store has, and near misses of ':memory:': not file paths.
+    { store: 'mysql://user:secret@db/app' },
+    { store: 'file:///var/lib/users.json' },
+    { store: ':memory' },
+    { store: ':MEMORY:' },
   ];
   for (const options of bad) {
     assert.throws(() => createService(options as never), (e: unknown) => e instanceof ServiceError && e.code === 'ERR_INVALID_OPTION', JSON.stringify(options));
   }
+  // The refusal names the scheme, never the URL's password; a number that is no integer is shown as it is.
+  assert.throws(() => createService({ store: 'mysql://user:secret@db/app' }), (e: unknown) => e instanceof ServiceError && /"mysql:" URL/.test(e.message) && !e.message.includes('secret'));
+  assert.throws(() => createService({ port: Number.NaN }), /got NaN/);
 });
 
 test('A-3 the negotiator, the XML serializer and the problem helpers stand alone', () => {
