@@ -62,3 +62,43 @@ export class Lifecycle {
     return this.#closing;
   }
 }
+
+/**
+ * C-5 for requests without a socket (A-8): counts the calls of an async function that have not
+ * settled, so close() can wait for them as it waits for a socket's requests.
+ */
+export class InFlight {
+  #count = 0;
+  #drained: (() => void) | undefined;
+
+  /** `call`, counted while each of its promises is pending. */
+  track<I, O, R>(call: (input: I, init?: O) => Promise<R>): (input: I, init?: O) => Promise<R> {
+    const done = (): void => {
+      if (--this.#count === 0) this.#drained?.();
+    };
+    return (input, init) => {
+      const pending = call(input, init);
+      this.#count++;
+      pending.then(done, done);
+      return pending;
+    };
+  }
+
+  /** Resolves once none is pending, or after `ms` whatever is left (never rejects). */
+  settled(ms: number): Promise<void> {
+    if (this.#count === 0) return Promise.resolve();
+    return new Promise<void>((resolve) => {
+      const timer = setTimeout(finish, ms);
+      timer.unref();
+      function finish(): void {
+        clearTimeout(timer);
+        resolve();
+      }
+      const previous = this.#drained;
+      this.#drained = () => {
+        previous?.();
+        finish();
+      };
+    });
+  }
+}

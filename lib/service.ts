@@ -19,7 +19,7 @@ import { createFetchHandler, type FetchHandler } from './http/fetch-adapter.js';
 import type { HttpRequest, HttpResponse, RequestHandler } from './http/messages.js';
 import { createRouter } from './http/router.js';
 import { startListeners, type Listeners } from './http/server.js';
-import { Lifecycle } from './lifecycle.js';
+import { InFlight, Lifecycle } from './lifecycle.js';
 import { createLogger, type Logger } from './log.js';
 import { createHealth } from './ops/health.js';
 import { instrumentStore } from './ops/instrument-store.js';
@@ -145,6 +145,7 @@ export function createService(options: ServiceOptions = {}): Service {
   // A-11: a closed service opens nothing again, and once closed answers nothing that needs the
   // store (a request gets 503); while it closes (C-5's shutdown delay) what is open serves on.
   const refused = (): boolean => lifecycle.finished || (lifecycle.closed && core === undefined);
+  const inFlight = new InFlight();
   const closedError = (): Promise<never> => Promise.reject(new ServiceError('ERR_SERVICE_STATE', 'the service is closed'));
   const opened = (): Promise<Core> =>
     refused() ? closedError() : (core ??= openCore(config, log, gate, metrics).catch((error: unknown) => {
@@ -264,7 +265,7 @@ export function createService(options: ServiceOptions = {}): Service {
 
   return {
     handler,
-    fetch: createFetchHandler(handler),
+    fetch: inFlight.track(createFetchHandler(handler)),
     middleware: handler.middleware,
     config,
     openapi,
@@ -329,6 +330,9 @@ export function createService(options: ServiceOptions = {}): Service {
       await Promise.all([listeners?.close(graceMs), scrape?.close()]);
       listeners = undefined;
       scrape = undefined;
+      // In-process requests (service.fetch) in flight finish as a socket's do, within the same grace;
+      // unlike a socket's they cannot be cut, so past it close() only stops waiting for them.
+      await inFlight.settled(Math.max(0, deadline - performance.now()));
       const open = await core?.catch(() => undefined);
       // A 202 promised a token: its issuance and delivery finish before the store closes, within
       // the same grace as the requests (a store that hangs must not hold the shutdown).

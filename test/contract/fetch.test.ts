@@ -347,3 +347,26 @@ test('A-8 a server that never answers in-process does not load Node\'s fetch (ab
   const seen = JSON.parse(stdout) as { before: boolean; after: boolean; status: number; text: string };
   assert.deepEqual(seen, { before: false, after: true, status: 200, text: '{"param1":null}' });
 });
+
+test('C-5 / A-8 close() lets in-process requests in flight finish, as a socket\'s, within its grace', async () => {
+  const slow = (ms: number) => () => new Promise((resolve) => setTimeout(() => resolve({ waited: ms }), ms));
+  const service = createService({ store: ':memory:', resources: { slow: slow(300) } });
+  const pending = service.fetch('/api/slow.json');
+  const started = performance.now();
+  let answered = false;
+  void pending.then(() => (answered = true));
+  await service.close();
+  assert.equal(answered, true, 'close() resolved before the request in flight was answered');
+  assert.equal((await pending).status, 200);
+  assert.deepEqual(await (await pending).json(), { waited: 300 });
+  assert.ok(performance.now() - started >= 250);
+
+  // Past the grace, close() stops waiting (an in-process request cannot be cut); the request still ends.
+  const other = createService({ store: ':memory:', resources: { slower: slow(2_000) } });
+  const late = other.fetch('/api/slower.json');
+  const t0 = performance.now();
+  await other.close(100);
+  const took = performance.now() - t0;
+  assert.ok(took >= 90 && took < 1_500, `close(100) took ${took} ms`);
+  assert.equal((await late).status, 200);
+});
