@@ -47,7 +47,9 @@ export async function readJsonBody(req: JsonBodySource, options: JsonBodyOptions
   const contentType = parseContentType(req.headers['content-type']);
   if (contentType === undefined || !types.includes(contentType.type) || (contentType.charset !== undefined && contentType.charset !== 'utf-8')) {
     const accepted = types.join(', ');
-    const sent = req.headers['content-type'] === undefined ? 'no Content-Type' : 'that Content-Type';
+    // The type named (a fetch() of a string body without one sends text/plain;charset=UTF-8), cut short.
+    const header = req.headers['content-type'];
+    const sent = header === undefined ? 'no Content-Type' : `Content-Type ${JSON.stringify(header.length > 100 ? `${header.slice(0, 100)}…` : header)}`;
     const refusal = problem(415, 'unsupported-media-type', { detail: `The body was sent with ${sent}; send ${accepted} (UTF-8).`, accepted: [...types] });
     throw acceptHeader === undefined ? new HttpError(refusal) : new HttpError(refusal, { [acceptHeader]: accepted });
   }

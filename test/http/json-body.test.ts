@@ -1,5 +1,6 @@
 // A-6: a resource's JSON request body: media type, size, encoding, syntax, each refusal the problem a client can act on.
 import { test } from 'node:test';
+import { createService } from '../../lib/index.js';
 import assert from 'node:assert/strict';
 import type { IncomingHttpHeaders } from 'node:http';
 import { Readable } from 'node:stream';
@@ -81,8 +82,24 @@ for (const [what, headers, options, header, accepted] of unsupported) {
     assert.deepEqual(e.headers, { [header]: accepted });
     assert.deepEqual(e.problem['accepted'], [accepted]);
     assert.equal(s.reads, 0);
+    // The detail names the type that was sent, so a client sees what it got wrong.
+    const sent = headers['content-type'];
+    assert.ok(String(e.problem.detail).includes(sent === undefined ? 'no Content-Type' : `Content-Type ${JSON.stringify(sent)}`), String(e.problem.detail));
   });
 }
+
+test('A-6 a fetch() of a string body without a Content-Type is told what fetch sent for it', async () => {
+  const service = createService({ store: ':memory:', resources: { notes: { post: (body) => ({ id: 1, value: body }) } } });
+  const r = await service.fetch('/api/notes', { method: 'POST', body: '{"a":1}' });
+  assert.equal(r.status, 415);
+  assert.match(((await r.json()) as { detail: string }).detail, /^The body was sent with Content-Type "text\/plain;charset=UTF-8"; send application\/json \(UTF-8\)\.$/);
+  await service.close();
+});
+
+test('A-6 a long Content-Type is cut short in the 415 detail', async () => {
+  const e = await refusal(readJsonBody(source({ 'content-type': `text/${'x'.repeat(500)}` }, '{}'), JSON_POST));
+  assert.ok(String(e.problem.detail).length < 200);
+});
 
 test('A-6 Accept-Post names every accepted type', async () => {
   const e = await refusal(readJsonBody(source({}, '{}'), { ...JSON_POST, types: ['application/json', 'application/ld+json'] }));
