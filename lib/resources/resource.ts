@@ -45,25 +45,29 @@ export interface Created {
 /**
  * A resource with methods and items (A-5). Every method may return a promise, and may throw an
  * `HttpError` to refuse. Bodies are JSON (A-6), checked by `parse` or `schema` before a method sees
- * them. Methods are written as methods so an implementation may type its body more narrowly.
+ * them. `Body` is what `post` and `item.put` are given: what `parse` returns, or what `schema`
+ * admits (`ResourceDefinition<Book>`: the schema is yours to keep in step with the type, as with
+ * any JSON Schema). Methods are written as methods, so a definition of any `Body` is a
+ * `ResourceDefinition`.
+ * @example const books: ResourceDefinition<Book> = { schema: BOOK_SCHEMA, post: (book) => ({ id: add(book), value: book }) };
  */
-export interface ResourceDefinition {
+export interface ResourceDefinition<Body = unknown> {
   /** GET|HEAD /api/<name>[.json|.xml]: the collection's value. */
   get?(query: URLSearchParams, context: ResourceContext): unknown;
   /** POST /api/<name>: creates an item; 201 with `Location: /api/<name>/<id>` and `value`. */
-  post?(body: unknown, context: ResourceContext): Created | Promise<Created>;
+  post?(body: Body, context: ResourceContext): Created | Promise<Created>;
   item?: {
     /** GET|HEAD /api/<name>/<id>[.json|.xml]: the item's value; `undefined` is 404. */
     get?(id: string, query: URLSearchParams, context: ItemContext): unknown;
     /** PUT /api/<name>/<id>: stores `body`; answers 200 with what it returns (201 when `get` said the item did not exist; 204 for `undefined`). */
-    put?(id: string, body: unknown, context: ItemContext): unknown;
+    put?(id: string, body: Body, context: ItemContext): unknown;
     /** DELETE /api/<name>/<id>: 204, or 404 when it returns `false`. */
     delete?(id: string, context: ItemContext): unknown;
   };
   /** A JSON Schema (the A-6 subset) every body (POST, PUT, a PATCH's result) must satisfy: else 422. */
   schema?: Readonly<Record<string, unknown>> | boolean;
   /** Checks and converts a body (any validator); a throw is 422 with its message. Used instead of `schema`. */
-  parse?(body: unknown): unknown;
+  parse?(body: unknown): Body | Promise<Body>;
   /** Largest request body, in bytes. @default 1048576 */
   maxBodyBytes?: number;
   /** Answer 428 to a PUT, PATCH or DELETE without If-Match or If-None-Match (A-7); needs `item.get`. @default false */
