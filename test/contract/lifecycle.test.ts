@@ -75,6 +75,9 @@ test('A-11 a start that fails (port in use) leaves a service that closes; close(
   await third.close();
   const { url } = await listening;
   await assert.rejects(fetch(`${url}/healthz`), 'closed once its start had finished');
+  // The failed start opened nothing: once the port is free, the same service listens on it.
+  await first.service.close(0);
+  assert.equal(new URL((await second.listen()).url).port, String(port));
   await second.close();
 });
 
