@@ -64,41 +64,33 @@ export class Lifecycle {
 }
 
 /**
- * C-5 for requests without a socket (A-8): counts the calls of an async function that have not
- * settled, so close() can wait for them as it waits for a socket's requests.
+ * C-5 for requests without a socket (A-8): the promises of in-process requests not yet settled,
+ * so close() can wait for them as it waits for a socket's requests.
  */
 export class InFlight {
-  #count = 0;
-  #drained: (() => void) | undefined;
+  readonly #pending = new Set<Promise<unknown>>();
 
-  /** `call`, counted while each of its promises is pending. */
-  track<I, O, R>(call: (input: I, init?: O) => Promise<R>): (input: I, init?: O) => Promise<R> {
-    const done = (): void => {
-      if (--this.#count === 0) this.#drained?.();
-    };
-    return (input, init) => {
-      const pending = call(input, init);
-      this.#count++;
-      pending.then(done, done);
-      return pending;
-    };
+  /** Counts `request` until it settles; returns it. */
+  add<R>(request: Promise<R>): Promise<R> {
+    this.#pending.add(request);
+    const done = (): void => void this.#pending.delete(request);
+    request.then(done, done);
+    return request;
   }
 
-  /** Resolves once none is pending, or after `ms` whatever is left (never rejects). */
+  /**
+   * Resolves once the requests pending now have settled (later ones are not waited for: a mount
+   * that keeps sending would otherwise hold close() for its whole grace), or after `ms` whatever
+   * is left. Never rejects. The timer is not unref'd: a request waiting on nothing that keeps the
+   * process alive must not let it exit with close() unresolved.
+   */
   settled(ms: number): Promise<void> {
-    if (this.#count === 0) return Promise.resolve();
-    return new Promise<void>((resolve) => {
-      const timer = setTimeout(finish, ms);
-      timer.unref();
-      function finish(): void {
-        clearTimeout(timer);
-        resolve();
-      }
-      const previous = this.#drained;
-      this.#drained = () => {
-        previous?.();
-        finish();
-      };
+    if (this.#pending.size === 0) return Promise.resolve();
+    const now = Promise.allSettled([...this.#pending]);
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, ms);
     });
+    return Promise.race([now.then(() => undefined), late]).finally(() => clearTimeout(timer));
   }
 }

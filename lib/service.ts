@@ -263,9 +263,10 @@ export function createService(options: ServiceOptions = {}): Service {
     }
   }
 
+  const fetchHandler = createFetchHandler(handler);
   return {
     handler,
-    fetch: inFlight.track(createFetchHandler(handler)),
+    fetch: (input, init) => inFlight.add(fetchHandler(input, init)),
     middleware: handler.middleware,
     config,
     openapi,

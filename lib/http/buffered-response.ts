@@ -2,7 +2,7 @@
  * A WHATWG Response whose body is bytes already in memory (A-8's `service.fetch`).
  *
  * The class is made on the first `service.fetch`, not when the library is imported: naming the
- * global `Response` loads Node's fetch implementation (undici), about 9 MiB of memory that a
+ * global `Response` loads Node's fetch implementation (undici), about 3.5 MiB of memory that a
  * server which never answers in-process requests should not carry.
  *
  * Node's `new Response(body)` builds a web ReadableStream for every body, which costs more CPU

@@ -14,11 +14,12 @@ export type StoreKind = 'memory' | 'postgres' | 'file';
 export function storeKind(spec: string): StoreKind {
   if (spec === MEMORY_STORE) return 'memory';
   if (isPostgresUrl(spec)) return 'postgres';
-  const scheme = /^([a-z][a-z0-9+.-]*:)\/\//i.exec(spec)?.[1];
+  // Two characters at least: `C://data/users.json` is a Windows path, not a URL of scheme "C".
+  const scheme = /^([a-z][a-z0-9+.-]+:)\/\//i.exec(spec)?.[1];
   if (scheme !== undefined) {
     throw new ServiceError('ERR_INVALID_OPTION', `store: a "${scheme}" URL is no store this service knows; give a file path, a postgres:// URL or ${MEMORY_STORE}`);
   }
-  if (spec.includes(':') && /^:?memory:?$/i.test(spec)) {
+  if (spec.includes(':') && /^:?memory:?$/i.test(spec.trim())) {
     throw new ServiceError('ERR_INVALID_OPTION', `store: ${JSON.stringify(spec)} is no store; the store in memory is ${MEMORY_STORE}`);
   }
   return 'file';

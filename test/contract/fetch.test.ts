@@ -331,7 +331,7 @@ test('A-8 a body given whole (a string, bytes) is read as fetch would send it: i
   await assert.rejects(service.fetch('/api/notes/1', { method: 'HEAD', body: 'x' }), isCode('ERR_INVALID_ARGUMENT'));
 });
 
-test('A-8 a server that never answers in-process does not load Node\'s fetch (about 9 MiB): service.fetch loads it when first called', async () => {
+test('A-8 a server that never answers in-process does not load Node\'s fetch (about 3.5 MiB): service.fetch loads it when first called', async () => {
   const { execFile } = await import('node:child_process');
   const { promisify } = await import('node:util');
   const script = `
@@ -369,4 +369,27 @@ test('C-5 / A-8 close() lets in-process requests in flight finish, as a socket\'
   const took = performance.now() - t0;
   assert.ok(took >= 90 && took < 1_500, `close(100) took ${took} ms`);
   assert.equal((await late).status, 200);
+});
+
+test('C-5 / A-8 close() is not held by in-process requests that never settle, nor by ones that keep coming', async () => {
+  // A loader waiting on nothing that keeps the process alive: close() still resolves after its grace.
+  const hanging = createService({ store: ':memory:', resources: { hang: () => new Promise(() => {}) } });
+  void hanging.fetch('/api/hang.json');
+  const t0 = performance.now();
+  await hanging.close(100);
+  assert.ok(performance.now() - t0 < 2_000);
+
+  // A mount that keeps sending: close() waits for what was in flight when it began, not for ever newer requests.
+  const busy = createService({ store: ':memory:', resources: { tick: () => new Promise((resolve) => setTimeout(() => resolve(1), 20)) } });
+  let sending = true;
+  const sender = (async () => {
+    while (sending) await Promise.all([busy.fetch('/api/tick.json'), busy.fetch('/api/tick.json')]).catch(() => undefined);
+  })();
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  const t1 = performance.now();
+  await busy.close(5_000);
+  const took = performance.now() - t1;
+  sending = false;
+  await sender;
+  assert.ok(took < 2_000, `close() took ${took} ms while requests kept coming`);
 });

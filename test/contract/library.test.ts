@@ -200,6 +200,7 @@ test('A-1 options are validated once: every mistake is ERR_INVALID_OPTION', () =
     { store: 'file:///var/lib/users.json' },
     { store: ':memory' },
     { store: ':MEMORY:' },
+    { store: ':memory: ' },
   ];
   for (const options of bad) {
     assert.throws(() => createService(options as never), (e: unknown) => e instanceof ServiceError && e.code === 'ERR_INVALID_OPTION', JSON.stringify(options));
@@ -207,6 +208,8 @@ test('A-1 options are validated once: every mistake is ERR_INVALID_OPTION', () =
   // The refusal names the scheme, never the URL's password; a number that is no integer is shown as it is.
   assert.throws(() => createService({ store: 'mysql://user:secret@db/app' }), (e: unknown) => e instanceof ServiceError && /"mysql:" URL/.test(e.message) && !e.message.includes('secret'));
   assert.throws(() => createService({ port: Number.NaN }), /got NaN/);
+  // Paths that only look like those are paths.
+  for (const path of ['C://data/users.json', 'memory', 'memory.json', 'data/http://x/users.json']) assert.doesNotThrow(() => createService({ store: path }), path);
 });
 
 test('A-3 the negotiator, the XML serializer and the problem helpers stand alone', () => {

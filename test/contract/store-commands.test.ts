@@ -98,3 +98,16 @@ test('S-5: store copy carries names that earlier rules allowed and today\'s refu
   assert.equal(toPg.code, 0, toPg.stderr);
   assert.deepEqual(await listOf(url), legacy);
 });
+
+test('S-5: store copy refuses a FROM or TO that is no store (another URL scheme, a near miss of :memory:), naming which, password unshown, creating nothing', async (t) => {
+  const dir = await tempDir(t);
+  const from = await run(['store', 'copy', 'mysql://app:s3cret@db/users', join(dir, 'users.json')], { cwd: dir });
+  assert.notEqual(from.code, 0);
+  assert.match(from.stderr, /FROM: a "mysql:" URL is no store this service knows/);
+  assert.doesNotMatch(from.stderr, /s3cret/);
+  const to = await run(['store', 'copy', join(dir, 'users.json'), ':memory'], { cwd: dir });
+  assert.notEqual(to.code, 0);
+  assert.match(to.stderr, /TO: ":memory" is no store/);
+  const { readdir } = await import('node:fs/promises');
+  assert.deepEqual(await readdir(dir), []);
+});
