@@ -105,6 +105,15 @@ export interface ContentType {
   readonly charset: string | undefined;
 }
 
+/**
+ * What a 415's detail says was sent: `Content-Type "text/plain;charset=UTF-8"` (cut at 100
+ * characters), or `no Content-Type`. A fetch() of a string body without a type sends that one.
+ */
+export function sentContentType(header: string | undefined): string {
+  if (header === undefined) return 'no Content-Type';
+  return `Content-Type ${JSON.stringify(header.length > 100 ? `${header.slice(0, 100)}…` : header)}`;
+}
+
 /** Media type of a Content-Type header, lowercased, and its charset parameter (lowercased) if any. */
 export function parseContentType(header: string | undefined): ContentType | undefined {
   return header === undefined ? undefined : contentTypeOf(header);

@@ -2,7 +2,7 @@
 // each checked, and each refusal is the problem a client can act on.
 import type { IncomingHttpHeaders } from 'node:http';
 import { decodeUtf8Strict } from '../users/prepare.js';
-import { parseContentType } from './body.js';
+import { parseContentType, sentContentType } from './body.js';
 import { findJsonSyntaxError, nestingTooDeep } from './json-syntax.js';
 import { HttpError, problem } from './problem.js';
 
@@ -47,10 +47,7 @@ export async function readJsonBody(req: JsonBodySource, options: JsonBodyOptions
   const contentType = parseContentType(req.headers['content-type']);
   if (contentType === undefined || !types.includes(contentType.type) || (contentType.charset !== undefined && contentType.charset !== 'utf-8')) {
     const accepted = types.join(', ');
-    // The type named (a fetch() of a string body without one sends text/plain;charset=UTF-8), cut short.
-    const header = req.headers['content-type'];
-    const sent = header === undefined ? 'no Content-Type' : `Content-Type ${JSON.stringify(header.length > 100 ? `${header.slice(0, 100)}…` : header)}`;
-    const refusal = problem(415, 'unsupported-media-type', { detail: `The body was sent with ${sent}; send ${accepted} (UTF-8).`, accepted: [...types] });
+    const refusal = problem(415, 'unsupported-media-type', { detail: `The body was sent with ${sentContentType(req.headers['content-type'])}; send ${accepted} (UTF-8).`, accepted: [...types] });
     throw acceptHeader === undefined ? new HttpError(refusal) : new HttpError(refusal, { [acceptHeader]: accepted });
   }
   const bytes = await req.readBody(limit);

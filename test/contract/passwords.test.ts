@@ -101,6 +101,9 @@ for (const protocol of PROTOCOLS) {
     assert.equal((await put(s, 'alice', auth, 'lemon-new-passphrase-1', 'text/plain; charset=iso-8859-1')).status, 415);
     const noType = await s.fetch('/user/alice/password', { method: 'PUT', headers: { authorization: auth }, body: 'lemon-new-passphrase-1' });
     assert.equal(noType.status, 415);
+    // The detail says what was sent, then what to send.
+    const json = await put(s, 'alice', auth, 'lemon-new-passphrase-1', 'application/json');
+    assert.equal((JSON.parse(json.body) as { detail: string }).detail, 'The body was sent with Content-Type "application/json". Send the new password as text/plain; charset=utf-8.');
     assert.equal((await put(s, 'alice', auth, Buffer.from([0x61, 0xff, 0xfe, 0x62]))).status, 400);
     const big = await put(s, 'alice', auth, 'a'.repeat(4097));
     assert.equal(big.status, 413);

@@ -313,7 +313,9 @@ for (const protocol of PROTOCOLS) test(`R-4 refusals: 409 exists, 400 names (U-2
   assert.equal(weak.status, 422);
   assert.equal(json(weak)['type'], '/problems/password-policy');
   assert.deepEqual(json(weak)['violations'], ['too-short']);
-  assert.equal((await post({ name: 'erin', password: 'garnet-initial-passphrase-7' }, ROOT, 'text/plain')).status, 415);
+  const wrongType = await post({ name: 'erin', password: 'garnet-initial-passphrase-7' }, ROOT, 'text/plain');
+  assert.equal(wrongType.status, 415);
+  assert.match(String(json(wrongType)['detail']), /^The body was sent with Content-Type "text\/plain"\. Send \{"name"/);
   assert.equal((await post('{"name":', ROOT)).status, 400);
   assert.equal((await post({ name: 'erin', password: 'garnet-initial-passphrase-7', role: 'root' })).status, 400);
   assert.equal((await post({ name: 'erin', password: 'garnet-initial-passphrase-7', admin: true })).status, 400);
