@@ -1,5 +1,5 @@
 import type { Authenticator } from '../auth/authenticate.js';
-import { parseContentType, sentContentType } from '../http/body.js';
+import { parseContentType, unsupportedBody } from '../http/body.js';
 import type { RequestContext } from '../http/context.js';
 import { requirePreconditions } from '../http/preconditions.js';
 import { HttpError, problem } from '../http/problem.js';
@@ -40,7 +40,7 @@ export function createPasswordHandlers(o: PasswordHandlerOptions) {
     requirePreconditions(ctx.method, ctx.headers, { exists: current !== undefined, etags: [], lastModified: current?.passwordChangedAt });
     const type = parseContentType(ctx.headers['content-type']);
     if (type?.type !== 'text/plain' || (type.charset !== undefined && type.charset !== 'utf-8')) {
-      throw unsupported(ctx, 'Send the new password as text/plain; charset=utf-8.');
+      throw unsupportedBody(ctx.headers['content-type'], 'Send the new password as text/plain; charset=utf-8.');
     }
     const password = decodeUtf8Strict(await ctx.readBody(o.maxBodyBytes));
     if (password === undefined) throw badRequest('The body is not valid UTF-8.');
@@ -58,7 +58,7 @@ export function createPasswordHandlers(o: PasswordHandlerOptions) {
     requireTransport(ctx);
     const type = parseContentType(ctx.headers['content-type']);
     if (type?.type !== 'application/json' || (type.charset !== undefined && type.charset !== 'utf-8')) {
-      throw unsupported(ctx, 'Send {"oldpasswd": "…", "newpasswd": "…"} as application/json.');
+      throw unsupportedBody(ctx.headers['content-type'], 'Send {"oldpasswd": "…", "newpasswd": "…"} as application/json.');
     }
     const text = decodeUtf8Strict(await ctx.readBody(o.maxBodyBytes));
     if (text === undefined) throw badRequest('The body is not valid UTF-8.');
@@ -131,6 +131,3 @@ function badRequest(detail: string): HttpError {
   return new HttpError(problem(400, 'bad-request', { detail }));
 }
 
-function unsupported(ctx: RequestContext, hint: string): HttpError {
-  return new HttpError(problem(415, 'unsupported-media-type', { detail: `The body was sent with ${sentContentType(ctx.headers['content-type'])}. ${hint}` }));
-}

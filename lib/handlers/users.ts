@@ -3,7 +3,7 @@
 // the caller is; the page and the writes reuse its serializer, selection and ETags.
 // Order of checks, as P-0: transport, then credentials and authorization, then the body.
 import { ServiceError } from '../errors.js';
-import { parseContentType, sentContentType } from '../http/body.js';
+import { parseContentType, unsupportedBody } from '../http/body.js';
 import type { RequestContext } from '../http/context.js';
 import { evaluatePreconditions } from '../http/preconditions.js';
 import { HttpError, problem } from '../http/problem.js';
@@ -169,7 +169,7 @@ export function createUserHandlers(o: UserHandlerOptions) {
   async function readJson(ctx: RequestContext, types: readonly string[], hint: string): Promise<unknown> {
     const type = parseContentType(ctx.headers['content-type']);
     if (type === undefined || !types.includes(type.type) || (type.charset !== undefined && type.charset !== 'utf-8')) {
-      throw new HttpError(problem(415, 'unsupported-media-type', { detail: `The body was sent with ${sentContentType(ctx.headers['content-type'])}. ${hint}` }));
+      throw unsupportedBody(ctx.headers['content-type'], hint);
     }
     const text = decodeUtf8Strict(await ctx.readBody(o.maxBodyBytes));
     if (text === undefined) throw badRequest('The body is not valid UTF-8.');

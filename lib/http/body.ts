@@ -114,6 +114,11 @@ export function sentContentType(header: string | undefined): string {
   return `Content-Type ${JSON.stringify(header.length > 100 ? `${header.slice(0, 100)}…` : header)}`;
 }
 
+/** A 415 for a body of another type: what was sent, then `hint`, what to send. */
+export function unsupportedBody(header: string | undefined, hint: string): HttpError {
+  return new HttpError(problem(415, 'unsupported-media-type', { detail: `The body was sent with ${sentContentType(header)}. ${hint}` }));
+}
+
 /** Media type of a Content-Type header, lowercased, and its charset parameter (lowercased) if any. */
 export function parseContentType(header: string | undefined): ContentType | undefined {
   return header === undefined ? undefined : contentTypeOf(header);
