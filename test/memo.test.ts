@@ -12,32 +12,66 @@ function counted(size: number, maxKeyLength = 100) {
   return { memo, calls };
 }
 
-test('memo: a repeated key is computed once', () => {
+test('memo: a key is remembered the second time it is asked for, then never computed again', () => {
+  const { memo, calls } = counted(4);
+  assert.equal(memo('a'), 'A');
+  assert.equal(memo('b'), 'B');
+  assert.equal(memo('a'), 'A'); // second time: computed and remembered
+  assert.equal(memo('b'), 'B');
+  assert.equal(memo('a'), 'A');
+  assert.equal(memo('b'), 'B');
+  assert.deepEqual(calls, ['a', 'b', 'a', 'b']);
+});
+
+test('memo: the same key asked twice in a row is computed once', () => {
   const { memo, calls } = counted(4);
   assert.equal(memo('a'), 'A');
   assert.equal(memo('a'), 'A');
   assert.deepEqual(calls, ['a']);
 });
 
+/** Asks for each key twice, apart, so that each is remembered (the doorkeeper lets it in). */
+function remember(memo: (key: string) => string, keys: readonly string[]): void {
+  for (const key of keys) {
+    memo(key);
+    memo('-'); // another key between, so the repeat is not the last key asked
+    memo(key);
+  }
+}
+
 test('memo: bounded, at most `size` keys kept, recently used keys survive a generation change', () => {
   const { memo, calls } = counted(4);
-  memo('a');
-  memo('b'); // young {a, b}: full
-  memo('c'); // old {a, b}, young {c}
-  memo('a'); // promoted from old
-  memo('d'); // young full again: old {c, a}, young {d}
-  assert.deepEqual(calls, ['a', 'b', 'c', 'd']);
-  memo('b'); // b was dropped with the first old generation
-  memo('a');
-  assert.deepEqual(calls, ['a', 'b', 'c', 'd', 'b']);
+  remember(memo, ['a', 'b']); // young {a, b} ('-' is remembered too: young {a, -} → old, young {b, …})
+  calls.length = 0;
+  for (let i = 0; i < 3; i++) memo('b');
+  assert.deepEqual(calls, []);
+  remember(memo, ['c', 'd', 'e']);
+  calls.length = 0;
+  memo('a'); // pushed out by the later generations
+  memo('e');
+  assert.deepEqual(calls, ['a']);
 });
 
 test('memo: 10,000 distinct keys keep at most `size` remembered (a client cannot grow it)', () => {
   const { memo, calls } = counted(64);
-  for (let i = 0; i < 10_000; i++) memo(`k${i}`);
+  for (let i = 0; i < 10_000; i++) remember(memo, [`k${i}`]);
   calls.length = 0;
   for (let i = 0; i < 10_000; i++) memo(`k${i}`);
   assert.ok(calls.length >= 10_000 - 64, `only the last 64 keys may be remembered, ${10_000 - calls.length} were`);
+});
+
+test('memo: a flood of keys asked for once does not push out the keys asked for again and again', () => {
+  const { memo, calls } = counted(8);
+  remember(memo, ['hot1', 'hot2']);
+  for (let i = 0; i < 10_000; i++) {
+    memo(`once${i}`);
+    if (i % 100 === 0) memo(i % 200 === 0 ? 'hot1' : 'hot2');
+  }
+  calls.length = 0;
+  memo('hot1');
+  memo('hot2');
+  memo('once1');
+  assert.deepEqual(calls, ['once1'], 'the repeated keys are still remembered; a key asked once is computed again');
 });
 
 test('memo: keys longer than maxKeyLength are computed every time, never remembered', () => {
