@@ -43,17 +43,23 @@ export function createLogger(write: false | ((line: string) => void), level: Log
   // JSON.stringify.
   const clock = now === undefined ? Date.now : () => now().getTime();
   let lastSecond = Number.NaN;
+  // "2026-11-23T10:00:00." of "2026-11-23T10:00:00.123Z", and the request line's start with it.
   let secondPrefix = '';
-  const time = (): string => {
+  let lineStart = '';
+  /** The clock's milliseconds within its second, the second's prefixes made when it changes. */
+  const tick = (): number => {
     const ms = clock();
     const second = Math.floor(ms / 1000);
     if (second !== lastSecond) {
       lastSecond = second;
-      // "2026-11-23T10:00:00." of "2026-11-23T10:00:00.123Z"
       secondPrefix = new Date(second * 1000).toISOString().slice(0, -4);
+      lineStart = `{"time":"${secondPrefix}`;
     }
-    const milli = ms - second * 1000;
-    return `${secondPrefix}${milli < 10 ? '00' : milli < 100 ? '0' : ''}${milli}Z`;
+    return ms - second * 1000;
+  };
+  const time = (): string => {
+    const milli = tick();
+    return `${secondPrefix}${MILLIS_Z[milli] as string}`;
   };
   const emit = (lineLevel: string, message: string, fields: Readonly<Record<string, unknown>> = {}): void => {
     try {
@@ -68,12 +74,15 @@ export function createLogger(write: false | ((line: string) => void), level: Log
     request: (e) => {
       if (e.status < threshold) return;
       // The same text as JSON.stringify of the entry (fields in the same order), built as one
-      // string with no object on the way: the strings from the request are quoted by jsonString,
-      // the duration (to the microsecond) printed from whole microseconds.
+      // string with no object on the way and as few joins as can be (each costs an allocation):
+      // the quotes are in the constant pieces, the strings from the request escaped by jsonChars
+      // (as they are, unless they hold a character JSON escapes), the duration (to the
+      // microsecond) printed from whole microseconds.
       try {
+        const milli = tick();
         write(
-          `{"time":"${time()}","level":"${e.status >= 500 ? 'error' : e.status >= 400 ? 'warn' : 'info'}","msg":"request","id":${jsonString(e.id)},"method":${jsonString(e.method)},` +
-            `"path":${jsonString(e.path)},"status":${e.status},"durationMs":${millis(e.durationMs)},"address":${jsonString(e.address)}}`,
+          `${lineStart}${MILLIS_Z[milli] as string}${e.status >= 500 ? LEVEL_ERROR : e.status >= 400 ? LEVEL_WARN : LEVEL_INFO}${jsonChars(e.id)}","method":"${jsonChars(e.method)}",` +
+            `"path":"${jsonChars(e.path)}","status":${e.status},"durationMs":${millis(e.durationMs)},"address":"${jsonChars(e.address)}"}`,
         );
       } catch {
         // As above.
@@ -87,17 +96,26 @@ export function createLogger(write: false | ((line: string) => void), level: Log
   };
 }
 
+/** "000Z" … "999Z": a time's milliseconds and its zone. */
+const MILLIS_Z: readonly string[] = Array.from({ length: 1000 }, (_, ms) => `${String(ms).padStart(3, '0')}Z`);
+
+/** What comes between a request line's time and its id, by level. */
+const LEVEL_INFO = '","level":"info","msg":"request","id":"';
+const LEVEL_WARN = '","level":"warn","msg":"request","id":"';
+const LEVEL_ERROR = '","level":"error","msg":"request","id":"';
+
 /**
- * A string as a JSON string literal, the text JSON.stringify gives: request ids, methods, paths and
- * addresses seldom hold a character JSON escapes, and then need no call into JSON.stringify.
+ * A string as the inside of the JSON string literal JSON.stringify gives (without the quotes):
+ * request ids, methods, paths and addresses seldom hold a character JSON escapes, and are then
+ * the text itself, with no call into JSON.stringify.
  */
-function jsonString(text: string): string {
+function jsonChars(text: string): string {
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
     // Controls, '"', '\\' and any surrogate (JSON.stringify escapes a lone one): its own way.
-    if (c < 0x20 || c === 0x22 || c === 0x5c || (c >= 0xd800 && c <= 0xdfff)) return JSON.stringify(text);
+    if (c < 0x20 || c === 0x22 || c === 0x5c || (c >= 0xd800 && c <= 0xdfff)) return JSON.stringify(text).slice(1, -1);
   }
-  return `"${text}"`;
+  return text;
 }
 
 /**
@@ -120,11 +138,12 @@ export function millis(ms: number): string {
 
 /**
  * Log lines joined into few writes instead of one each (sonic-boom's technique, as pino uses it):
- * the lines of a batch are joined as one string and encoded as UTF-8 once, when the batch is
- * written; the sink gets that buffer.
- * The pending lines are written together by the first line that comes LINE_DELAY_MS or more after
- * the oldest of them, by the MAX_PENDING_LINES-th or the one that would not fit the batch, or, when
- * no line comes to carry them, by a timer IDLE_FLUSH_MS after the oldest.
+ * the lines of a batch are kept as they come and joined as one string, encoded as UTF-8 once, when
+ * the batch is written; the sink gets that buffer.
+ * The pending lines are written together by the MAX_PENDING_LINES-th or the one that would not fit
+ * the batch, by the first of every CLOCK_EVERY-th line that comes LINE_DELAY_MS or more after the
+ * oldest of them (the clock is read on those lines only: a clock read costs as much as a tenth of
+ * a line), or, when no line comes to carry them, by a timer IDLE_FLUSH_MS after the oldest.
  * The lines carry each other because a timer per LINE_DELAY_MS wakes the process when it would
  * otherwise sleep until the next request, and each such wake-up measured as a large part of the
  * log's cost at a few hundred requests a second; the one timer here fires at most
@@ -143,10 +162,12 @@ export function createLineWriter(
   clock: () => number = () => performance.now(),
   bound?: { readonly backlog: () => number; readonly maxBacklog?: number; readonly now?: () => Date },
 ): { readonly write: (line: string) => void; readonly flush: () => void } {
-  // The pending lines, joined as one string and encoded once, when written: a line costs a string
-  // join here, not a call into the encoder, and the sink gets a buffer of the batch's own size (a
-  // new one each time: a stream writing asynchronously keeps what it is given).
-  let pending = '';
+  // The pending lines, each followed by its newline, and their UTF-16 units: joined once when
+  // written (one copy, where appending to a string builds a rope of every piece to flatten then),
+  // and the sink gets a buffer of the batch's own size (a new one each time: a stream writing
+  // asynchronously keeps what it is given).
+  let pending: string[] = [];
+  let units = 0;
   let lines = 0;
   let oldest = 0;
   let dropped = 0;
@@ -154,9 +175,10 @@ export function createLineWriter(
   const maxBacklog = bound?.maxBacklog ?? MAX_BACKLOG_BYTES;
   const flush = (): void => {
     if (lines === 0) return;
-    const chunk = Buffer.from(pending);
+    const chunk = Buffer.from(pending.join(''));
     const count = lines;
-    pending = '';
+    pending = [];
+    units = 0;
     lines = 0;
     if (bound !== undefined) {
       if (bound.backlog() >= maxBacklog) {
@@ -179,8 +201,9 @@ export function createLineWriter(
     write(line) {
       // A batch holds at most BATCH_UNITS UTF-16 units (at most 3 bytes each in UTF-8); a longer
       // line (an error's long stack) goes out as a batch of its own.
-      if (lines > 0 && pending.length + line.length >= BATCH_UNITS) flush();
-      pending += `${line}\n`;
+      if (lines > 0 && units + line.length >= BATCH_UNITS) flush();
+      pending.push(line, '\n');
+      units += line.length + 1;
       const n = ++lines;
       if (n === 1) {
         oldest = clock();
@@ -189,7 +212,7 @@ export function createLineWriter(
           // Lines still pending at exit are written by flush() (the CLI calls it before it exits).
           timer.unref();
         }
-      } else if (n >= MAX_PENDING_LINES || clock() - oldest >= LINE_DELAY_MS) flush();
+      } else if (n >= MAX_PENDING_LINES || (n % CLOCK_EVERY === 0 && clock() - oldest >= LINE_DELAY_MS)) flush();
     },
     flush,
   };
@@ -200,6 +223,8 @@ export const LINE_DELAY_MS = 25;
 /** The longest a log line waits (when no later line comes): what a reader of the log can lag by. */
 export const IDLE_FLUSH_MS = 100;
 const MAX_PENDING_LINES = 256;
+/** Which lines read the clock for LINE_DELAY_MS: every 16th pending one. */
+export const CLOCK_EVERY = 16;
 /** A batch of at most 64 Ki UTF-16 units: 64 KiB of ASCII (a pipe's buffer on Linux); 256 request lines take about 60. */
 const BATCH_UNITS = 64 * 1024;
 /**

@@ -6,7 +6,7 @@ import { Agent, request } from 'node:https';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import fc from 'fast-check';
-import { createLineWriter, createLogger, IDLE_FLUSH_MS, LINE_DELAY_MS, MAX_BACKLOG_BYTES, millis, streamLines, type LogLevel } from '../lib/log.js';
+import { CLOCK_EVERY, createLineWriter, createLogger, IDLE_FLUSH_MS, LINE_DELAY_MS, MAX_BACKLOG_BYTES, millis, streamLines, type LogLevel } from '../lib/log.js';
 import { BIN } from './helpers/cli.js';
 import { logCases } from './fixtures/log-cases.js';
 import { tempDir } from './helpers/tmp.js';
@@ -64,25 +64,36 @@ test('C-6 the time field is the ISO 8601 UTC time to the millisecond, however th
   }
 });
 
-test('C-6 log lines share a write: the first line LINE_DELAY_MS or more after the oldest pending one carries them, in order; flush() writes what is pending', () => {
+test('C-6 log lines share a write: the first of every CLOCK_EVERY-th line LINE_DELAY_MS or more after the oldest pending one carries them, in order; flush() writes what is pending', () => {
   const writes: string[] = [];
   let now = 1_000;
-  const out = createLineWriter((chunk) => writes.push(String(chunk)), () => now);
-  out.write('{"n":1}');
+  let reads = 0;
+  const out = createLineWriter((chunk) => writes.push(String(chunk)), () => {
+    reads++;
+    return now;
+  });
+  const write = (from: number, to: number): void => {
+    for (let n = from; n <= to; n++) out.write(`{"n":${n}}`);
+  };
+  const expected = (from: number, to: number): string => Array.from({ length: to - from + 1 }, (_, i) => `{"n":${from + i}}\n`).join('');
+  write(1, 1);
   now += LINE_DELAY_MS - 1;
-  out.write('{"n":2}');
+  write(2, CLOCK_EVERY);
   assert.deepEqual(writes, [], 'nothing written before the delay');
   now += 1;
-  out.write('{"n":3}');
-  assert.deepEqual(writes, ['{"n":1}\n{"n":2}\n{"n":3}\n'], 'the line at the delay carries the two before it');
+  write(CLOCK_EVERY + 1, 2 * CLOCK_EVERY - 1);
+  assert.deepEqual(writes, [], 'only every CLOCK_EVERY-th line reads the clock');
+  write(2 * CLOCK_EVERY, 2 * CLOCK_EVERY);
+  assert.deepEqual(writes, [expected(1, 2 * CLOCK_EVERY)], 'the line at the delay carries the ones before it');
+  assert.equal(reads, 3, 'the clock was read by the first pending line and by every CLOCK_EVERY-th, no more');
   // The delay counts from the oldest pending line, not from the last write.
   now += 5 * LINE_DELAY_MS;
-  out.write('{"n":4}');
+  write(100, 100);
   now += LINE_DELAY_MS - 1;
-  out.write('{"n":5}');
+  write(101, 100 + 2 * CLOCK_EVERY);
   assert.equal(writes.length, 1);
   out.flush();
-  assert.deepEqual(writes.slice(1), ['{"n":4}\n{"n":5}\n']);
+  assert.deepEqual(writes.slice(1), [expected(100, 100 + 2 * CLOCK_EVERY)]);
   out.flush();
   assert.equal(writes.length, 2, 'flush() with nothing pending writes nothing');
 });
