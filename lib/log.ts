@@ -218,7 +218,7 @@ export function createLineWriter(
   };
 }
 
-/** How long a log line waits for later ones to share its write while requests keep coming. */
+/** How long a log line waits for later ones to share its write while requests keep coming (at 16 lines or more in that time; IDLE_FLUSH_MS below it). */
 export const LINE_DELAY_MS = 25;
 /** The longest a log line waits (when no later line comes): what a reader of the log can lag by. */
 export const IDLE_FLUSH_MS = 100;

@@ -52,6 +52,20 @@ test('memo: bounded, at most `size` keys kept, recently used keys survive a gene
   assert.deepEqual(calls, ['a']);
 });
 
+test('memo: keys asked for in turn are all remembered, up to a generation and one (half of `size`, plus one)', () => {
+  for (const [size, count] of [
+    [2, 2],
+    [256, 129],
+  ] as const) {
+    const { memo, calls } = counted(size);
+    const keys = Array.from({ length: count }, (_, i) => `k${i}`);
+    for (let round = 0; round < 5; round++) for (const key of keys) memo(key);
+    calls.length = 0;
+    for (const key of keys) memo(key);
+    assert.deepEqual(calls, [], `size ${size}, ${count} keys in turn`);
+  }
+});
+
 test('memo: 10,000 distinct keys keep at most `size` remembered (a client cannot grow it)', () => {
   const { memo, calls } = counted(64);
   for (let i = 0; i < 10_000; i++) remember(memo, [`k${i}`]);

@@ -124,7 +124,7 @@ export function parseContentType(header: string | undefined): ContentType | unde
   return header === undefined ? undefined : contentTypeOf(header);
 }
 
-// Clients send the same few Content-Types: each parsed once (a frozen result, shared).
+// Clients send the same few Content-Types: each parsed at most twice (a frozen result, shared; lib/memo.ts).
 const contentTypeOf = createMemo(parseContentTypeOnce, { size: 64, maxKeyLength: 256 });
 
 function parseContentTypeOnce(header: string): ContentType | undefined {

@@ -15,7 +15,7 @@ export interface NegotiateOptions {
 }
 
 export interface NegotiatorOptions extends NegotiateOptions {
-  /** Most recent `Accept` values remembered (rounded up to an even number); 0 turns the cache off. @default 256 */
+  /** Most recent `Accept` values remembered (rounded up to an even number; a value from its second time on); 0 turns the cache off. @default 256 */
   readonly cacheSize?: number;
 }
 
