@@ -236,10 +236,25 @@ export const MAX_BACKLOG_BYTES = 8 * 2 ** 20;
 /**
  * The log lines of a stream (standard output): batched, never blocking, bounded (createLineWriter).
  * A file or /dev/null is written at once (Node writes files synchronously); a pipe or a socket
- * asynchronously, its backlog bounded by MAX_BACKLOG_BYTES.
+ * asynchronously, its backlog bounded by MAX_BACKLOG_BYTES. A stream that fails (its reader went
+ * away: EPIPE, `httpskit serve | head`) takes no more lines, and its error is not the process's:
+ * a server whose log nobody reads any more goes on serving.
  */
-export function streamLines(stream: { write(chunk: Buffer): unknown; readonly writableLength: number }, maxBacklog = MAX_BACKLOG_BYTES): ReturnType<typeof createLineWriter> {
-  return createLineWriter((chunk) => void stream.write(chunk), undefined, { backlog: () => stream.writableLength, maxBacklog });
+export function streamLines(
+  stream: { write(chunk: Buffer): unknown; readonly writableLength: number; readonly destroyed?: boolean; on?(event: 'error', listener: (error: Error) => void): unknown },
+  maxBacklog = MAX_BACKLOG_BYTES,
+): ReturnType<typeof createLineWriter> {
+  let failed = false;
+  stream.on?.('error', () => {
+    failed = true;
+  });
+  return createLineWriter(
+    (chunk) => {
+      if (!failed && stream.destroyed !== true) stream.write(chunk);
+    },
+    undefined,
+    { backlog: () => stream.writableLength, maxBacklog },
+  );
 }
 
 let stdoutWriter: ReturnType<typeof createLineWriter> | undefined;

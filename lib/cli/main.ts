@@ -6,7 +6,7 @@ import { parseCommandLine, UsageError, type FlagValue } from './args.js';
 import type { CliIO, Command, CommandContext } from './command.js';
 import { COMMANDS } from './commands.js';
 import { packageVersion } from '../package-version.js';
-import { MEMORY_STORE, storeKind } from '../store/spec.js';
+import { MEMORY_STORE, redactUrl, storeKind } from '../store/spec.js';
 import { describe } from './describe.js';
 import { commandHelp, groupHelp, programHelp } from './help.js';
 
@@ -106,15 +106,11 @@ function inFlagTerms<T>(fn: () => T, command: Command, sources: ReadonlyMap<stri
     // other prose ("scrypt cost needs …") keeps its words after the flag and value.
     const rest = error.message.slice(option.length).replace(/^\.[A-Za-z]+/, '');
     const help = { help: command.words };
-    const value = redact(String(from.value));
+    const value = redactUrl(String(from.value));
     if (!/^( must |:)/.test(rest)) throw new UsageError(`${from.source} "${value}": ${error.message}`, help);
     const named = typeof from.value !== 'string' || rest.includes(from.value);
     throw new UsageError(`${from.source}${rest}${named ? '' : ` (got "${value}")`}`, help);
   }
 }
 
-/** A URL's password is never echoed (S-1, P-11): `postgres://u:secret@h` → `postgres://u:***@h`. */
-function redact(value: string): string {
-  return value.replace(/^([a-z][a-z0-9+.-]*:\/\/[^/:@]*:)[^/@]*@/i, '$1***@');
-}
 

@@ -86,6 +86,14 @@ const usageErrors: ReadonlyArray<readonly [args: readonly string[], env: Record<
   // Not a file path: a URL of another scheme (its password not shown), a near miss of :memory:.
   [['user', 'list', '--store', 'mysql://app:s3cret@db/users'], {}, /^httpskit: --store: a "mysql:" URL is no store this service knows; .*"mysql:\/\/app:\*\*\*@db\/users"/],
   [['--store', ':memory'], {}, /^httpskit: --store: ":memory" is no store; the store in memory is :memory: /],
+  // Near misses of a PostgreSQL URL and URLs that do not parse: refused as usage errors, no password shown (S-1, P-11).
+  [['user', 'list', '--store', 'postgres:/app:s3cret@db:5432/users'], {}, /^httpskit: --store: postgres:\/app:\*\*\*@db:5432\/users is no PostgreSQL URL; one starts with postgres:\/\/ /],
+  [['user', 'list', '--store', 'postgresql:app:s3cret@db/users'], {}, /^httpskit: --store: postgresql:app:\*\*\*@db\/users is no PostgreSQL URL/],
+  [['user', 'list', '--store', 'postgres//app:s3cret@db/users'], {}, /^httpskit: --store: postgres\/\/app:\*\*\*@db\/users is no PostgreSQL URL/],
+  [['user', 'list', '--store', ' postgres://app:s3cret@db/users'], {}, /^httpskit: --store: the PostgreSQL URL " postgres:\/\/app:\*\*\*@db\/users" has white space around it/],
+  [['user', 'list'], { HTTPSKIT_STORE: 'postgres://app:s3cret@127.0.0.1:notaport/users' }, /^httpskit: HTTPSKIT_STORE: postgres:\/\/app:\*\*\*@127\.0\.0\.1:notaport\/users is no URL \(a port is a number up to 65535/],
+  [['user', 'list', '--store', 'postgres://app:p@ss-s3cret@127.0.0.1:99999/users'], {}, /^httpskit: --store: postgres:\/\/app:\*\*\*@127\.0\.0\.1:99999\/users is no URL /],
+  [['user', 'list', '--store', 'postgres://app:s3cret/x@[::1/users'], {}, /^httpskit: --store: postgres:\/\/app:\*\*\*@\[::1\/users is no URL /],
   [[], { HTTPSKIT_PORT: 'eighty' }, /^httpskit: HTTPSKIT_PORT must be a whole number, got "eighty" /],
   [[], { HTTPSKIT_PORT: '99999' }, /^httpskit: HTTPSKIT_PORT must be an integer from 0 to 65535, got 99999 /],
   [[], { HTTPSKIT_TRUST_PROXY: 'notanip' }, /^httpskit: HTTPSKIT_TRUST_PROXY\b.*"notanip"/],
@@ -109,6 +117,7 @@ test('C-4 usage errors exit 2 with one clear line naming the flag or variable th
     assert.equal(r.stderr.split('\n').length, 2, `${what}: one line: ${r.stderr}`);
     assert.match(r.stderr.trim(), line, what);
     assert.doesNotMatch(r.stderr, LIBRARY_NAMES, what);
+    assert.doesNotMatch(r.stderr, /s3cret/, `${what}: a password is never shown`);
   }
   assert.deepEqual(await readdir(dir), [], 'a usage error creates nothing (no store, no certificate)');
 });
@@ -397,3 +406,33 @@ function pemFrame(label: string, body: string): string {
   const dashes = '-'.repeat(5);
   return `${dashes}BEGIN ${label}${dashes}\n${body}\n${dashes}END ${label}${dashes}\n`;
 }
+
+test('C-6 a reader that goes away (`httpskit serve | head -1`, `user list | head -0`) ends no server and fails no command', async (t) => {
+  const dir = await tempDir(t);
+  const certDir = join(dir, 'certs');
+  await mkdir(certDir, { recursive: true });
+  const { child, url, output } = await serve(['--port', '0', '--http-port', '0', '--cert-dir', certDir, '--store', join(dir, 'users.json')]);
+  t.after(() => child.kill('SIGKILL'));
+  // The log's reader closes: the next lines written to it fail with EPIPE.
+  child.stdout?.destroy();
+  const ca = await readFile(join(certDir, 'localhost-cert.pem'));
+  for (let i = 0; i < 5; i++) {
+    const r = await request(`${url}/api/something.json?param1=${i}`, { ca });
+    assert.equal(r.status, 200, `request ${i}`);
+    // Past the log's batching delay, so that the lines of each request are written (and fail).
+    await new Promise((resolve) => setTimeout(resolve, 120));
+  }
+  assert.equal(child.exitCode, null, `the server is still running: ${output().stderr}`);
+  child.kill('SIGTERM');
+  assert.equal(await exited(child), 0);
+  assert.doesNotMatch(output().stderr, /EPIPE|Unhandled/);
+
+  const store = ['--store', join(dir, 'users.json')];
+  assert.equal((await run(['user', 'add', 'alice', ...store, ...FAST], { input: 'lemon-initial-passphrase-1\n' })).code, 0);
+  const list = spawn(process.execPath, [BIN, 'user', 'list', ...store], { stdio: ['ignore', 'pipe', 'pipe'] });
+  list.stdout.destroy();
+  let stderr = '';
+  list.stderr.on('data', (d) => (stderr += d));
+  assert.equal(await exited(list), 0, stderr);
+  assert.equal(stderr, '');
+});
