@@ -16,7 +16,7 @@
  * (a new query string with every request) neither push the repeated ones out nor fill the heap's
  * old space with values that live just long enough to be promoted there: in the soak's mix, where
  * two requests in fourteen have a target never seen before, they raised the peak resident set by
- * about 30 MiB (bench/README.md, "Memory").
+ * about 30 MiB (bench/README.md, "Memory under a long mixed load").
  */
 export function createMemo<V>(compute: (key: string) => V, options: { readonly size: number; readonly maxKeyLength: number }): (key: string) => V {
   const generation = Math.ceil(options.size / 2);

@@ -112,5 +112,3 @@ function inFlagTerms<T>(fn: () => T, command: Command, sources: ReadonlyMap<stri
     throw new UsageError(`${from.source}${rest}${named ? '' : ` (got "${value}")`}`, help);
   }
 }
-
-
