@@ -31,7 +31,7 @@ export function digestKeyLoader(options: DigestKeyOptions): () => Promise<Digest
     const file = await options.file();
     const key = await loadDigestKey(file, { create: options.recorded === undefined });
     if (key === undefined) {
-      throw new ServiceError('ERR_DIGEST_KEY', `there is no Digest key at ${file}, and this database's servers use Digest (S-4): give the key every instance uses with --digest-key FILE (or HTTPSKIT_DIGEST_KEY)`);
+      throw new ServiceError('ERR_DIGEST_KEY', `there is no Digest key at ${file}, and this database's servers use Digest (S-4): give the key every instance uses with --digest-key FILE (or HTTPSKIT_DIGEST_KEY); a server joining them also needs --digest`);
     }
     if (options.recorded !== undefined && digestKeyFingerprint(key) !== options.recorded) {
       throw new ServiceError('ERR_STORE_SETTINGS', `the Digest key ${file} is not the one this database's servers use (S-4): give every instance the same --digest-key file`);

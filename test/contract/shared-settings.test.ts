@@ -31,6 +31,12 @@ test('S-4: a server whose settings differ from the recorded ones refuses to star
     assert.match(refused.stderr, named);
     assert.equal(refused.stderr.trim().split('\n').length, 1, refused.stderr);
   }
+  // A server joining without --digest and without the key (none in its ./data/): told to give
+  // the key, and that a server joining them needs --digest as well.
+  const keyless = await run(['serve', '--port', '0', '--store', url, '--min-length', '16', '--cert-dir', join(dir, 'certs')], { cwd: dir });
+  assert.equal(keyless.code, 1, keyless.stderr);
+  assert.match(keyless.stderr, /no Digest key at .*--digest-key FILE .*a server joining them also needs --digest/);
+  assert.equal(keyless.stderr.trim().split('\n').length, 1, keyless.stderr);
   // A CLI command without --digest on this Digest cluster still writes the Digest secret, and
   // applies the recorded minimum length (16), not the default (15).
   const short = await run(['user', 'add', 'walt', '--store', url, '--digest-key', digestKeyFile, '--scrypt-ln', '10'], { cwd: dir, input: 'fifteen-chars-x\n' });
