@@ -3,7 +3,7 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { ServiceError } from '../errors.js';
-import { isPostgresUrl, MEMORY_STORE, redactUrl, storeKind, type StoreKind } from '../store/spec.js';
+import { isPostgresUrl, MEMORY_STORE, redactUrl, storeKind } from '../store/spec.js';
 import { copyStore } from '../store/copy.js';
 import { openStore } from '../store/open.js';
 import type { Command } from './command.js';
@@ -36,8 +36,9 @@ export const STORE_COMMANDS: readonly Command[] = [
     store: 'existing',
     run: async (ctx) => {
       const [from = '', to = ''] = ctx.args;
-      const fromKind = argumentKind(from, 'FROM');
-      const toKind = argumentKind(to, 'TO');
+      // A refusal names the argument (FROM, TO), not --store.
+      const fromKind = storeKind(from, 'FROM');
+      const toKind = storeKind(to, 'TO');
       // A memory store (U-6) is gone when this command ends: nothing to copy from or to.
       if (fromKind === 'memory' || toKind === 'memory') throw new ServiceError('ERR_INVALID_OPTION', `store copy needs stores that outlive it, not ${MEMORY_STORE}`);
       // Copying from a file that is not there would create an empty store and "copy" nobody.
@@ -60,13 +61,3 @@ export const STORE_COMMANDS: readonly Command[] = [
     },
   },
 ];
-
-/** What a positional store argument names; a refusal names the argument (FROM, TO), not --store. */
-function argumentKind(spec: string, name: 'FROM' | 'TO'): StoreKind {
-  try {
-    return storeKind(spec);
-  } catch (error) {
-    if (error instanceof ServiceError) throw new ServiceError(error.code, `${name}: ${error.message.replace(/^store: /, '')}`);
-    throw error;
-  }
-}

@@ -12,27 +12,25 @@ export type StoreKind = 'memory' | 'postgres' | 'file';
  * PostgreSQL URL that does not parse (a port that is no number, an unclosed `[`) and a near miss
  * of `:memory:` (`:memory`, `:MEMORY:`) are `ERR_INVALID_OPTION`: taken as file paths, they would
  * make a directory of that name (with a URL's password in it) and a store nobody asked for, and a
- * URL that cannot be read would only fail at the first connection, as "unavailable".
+ * URL that cannot be read would only fail at the first connection, as "unavailable". A refusal
+ * starts with `name` (the option, or a command's argument: `FROM`).
  */
-export function storeKind(spec: string): StoreKind {
+export function storeKind(spec: string, name = 'store'): StoreKind {
   if (spec === MEMORY_STORE) return 'memory';
+  const refuse = (why: string): never => {
+    throw new ServiceError('ERR_INVALID_OPTION', `${name}: ${why}`);
+  };
   const trimmed = spec.trim();
   if (isPostgresUrl(spec)) {
-    if (!URL.canParse(spec)) throw new ServiceError('ERR_INVALID_OPTION', `store: ${redactUrl(spec)} is no URL (a port is a number up to 65535, an IPv6 address goes in [ ]; percent-encode "@", ":" and "/" in a user name or password)`);
+    if (!URL.canParse(spec)) refuse(`${redactUrl(spec)} is no URL (a port is a number up to 65535, an IPv6 address goes in [ ]; percent-encode "@", ":" and "/" in a user name or password)`);
     return 'postgres';
   }
-  if (isPostgresUrl(trimmed)) throw new ServiceError('ERR_INVALID_OPTION', `store: the PostgreSQL URL ${JSON.stringify(redactUrl(spec))} has white space around it`);
-  if (/^postgres(ql)?(:|\/\/)/i.test(trimmed)) {
-    throw new ServiceError('ERR_INVALID_OPTION', `store: ${redactUrl(spec)} is no PostgreSQL URL; one starts with postgres:// or postgresql://`);
-  }
+  if (isPostgresUrl(trimmed)) refuse(`the PostgreSQL URL ${JSON.stringify(redactUrl(spec))} has white space around it`);
+  if (/^postgres(ql)?(:|\/\/)/i.test(trimmed)) refuse(`${redactUrl(spec)} is no PostgreSQL URL; one starts with postgres:// or postgresql://`);
   // Two characters at least: `C://data/users.json` is a Windows path, not a URL of scheme "C".
   const scheme = /^([a-z][a-z0-9+.-]+:)\/\//i.exec(trimmed)?.[1];
-  if (scheme !== undefined) {
-    throw new ServiceError('ERR_INVALID_OPTION', `store: a "${scheme}" URL is no store this service knows; give a file path, a postgres:// URL or ${MEMORY_STORE}`);
-  }
-  if (spec.includes(':') && /^:?memory:?$/i.test(trimmed)) {
-    throw new ServiceError('ERR_INVALID_OPTION', `store: ${JSON.stringify(spec)} is no store; the store in memory is ${MEMORY_STORE}`);
-  }
+  if (scheme !== undefined) refuse(`a "${scheme}" URL is no store this service knows; give a file path, a postgres:// URL or ${MEMORY_STORE}`);
+  if (spec.includes(':') && /^:?memory:?$/i.test(trimmed)) refuse(`${JSON.stringify(spec)} is no store; the store in memory is ${MEMORY_STORE}`);
   return 'file';
 }
 
