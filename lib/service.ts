@@ -266,7 +266,8 @@ export function createService(options: ServiceOptions = {}): Service {
   const fetchHandler = createFetchHandler(handler);
   return {
     handler,
-    fetch: (input, init) => inFlight.add(fetchHandler(input, init)),
+    // Either call of FetchHandler's: what is in the second place is sorted out by fetchInit.
+    fetch: (input: Request | URL | string, second?: unknown) => inFlight.add(fetchHandler(input as Request, second)),
     middleware: handler.middleware,
     config,
     openapi,

@@ -3,7 +3,8 @@
  *
  * The class is made on the first `service.fetch`, not when the library is imported: naming the
  * global `Response` loads Node's fetch implementation (undici), about 3.5 MiB of memory that a
- * server which never answers in-process requests should not carry.
+ * server which never answers in-process requests should not carry. It extends Node's Response
+ * (`nodeResponse`), not whatever class is in the global's place by then.
  *
  * Node's `new Response(body)` builds a web ReadableStream for every body, which costs more CPU
  * than the whole request through the service (about 10 µs to build and as much again to read, on
@@ -15,7 +16,7 @@
  * It is a `Response` (instanceof, status, headers, `clone()`); reading the body twice is the
  * same TypeError, and `bodyUsed` turns true as it does on the standard one.
  */
-const defineBufferedResponse = () => class BufferedResponse extends (Response as unknown as ResponseBase) {
+const defineBufferedResponse = (Base: typeof Response) => class BufferedResponse extends (Base as unknown as ResponseBase) {
   readonly #bytes: Uint8Array;
   #used = false;
   /** The standard Response with the same body, once `body` has been asked for. */
@@ -95,7 +96,7 @@ const defineBufferedResponse = () => class BufferedResponse extends (Response as
 
   #standard(): Response {
     if (this.#streamed === undefined) {
-      const streamed = new Response(this.#bytes, { status: this.status, statusText: this.statusText, headers: this.headers });
+      const streamed = new Base(this.#bytes, { status: this.status, statusText: this.statusText, headers: this.headers });
       // A body already read stays read: the stream is taken, as the standard one's would be.
       if (this.#used) void streamed.arrayBuffer();
       this.#streamed = streamed;
@@ -113,9 +114,32 @@ type ResponseBase = new (body: null, init: ResponseInit) => { readonly status: n
 
 /** A Response with `bytes` as its body, typed as the Response it is. */
 export function bufferedResponse(bytes: Uint8Array, init: ResponseInit): Response {
-  BufferedResponse ??= defineBufferedResponse();
+  BufferedResponse ??= defineBufferedResponse(nodeResponse());
   return new BufferedResponse(bytes, init) as unknown as Response;
 }
+
+/**
+ * Node's own Response, even where a framework has put its class in the global's place since this
+ * module was loaded: `serve()` of @hono/node-server does by default, and its class keeps the body
+ * given to its constructor (here none: the bytes are this class's), so every answer would go out
+ * with its headers and no body. The global is read as it was at load, without loading undici
+ * then: Node defines it as a getter that loads undici and puts the class in the global's place,
+ * so the getter is kept, and a class put there by someone else since is put back after it ran.
+ */
+const nodeResponse: () => typeof Response = (() => {
+  const atLoad = Object.getOwnPropertyDescriptor(globalThis, 'Response');
+  const getter = atLoad?.get;
+  if (getter === undefined) {
+    const value = (atLoad?.value as typeof Response | undefined) ?? Response;
+    return () => value;
+  }
+  return () => {
+    const now = Object.getOwnPropertyDescriptor(globalThis, 'Response');
+    const value = getter.call(globalThis) as typeof Response;
+    if (now !== undefined && now.get !== getter) Object.defineProperty(globalThis, 'Response', now);
+    return value;
+  };
+})();
 
 let BufferedResponse: ReturnType<typeof defineBufferedResponse> | undefined;
 

@@ -14,8 +14,31 @@ export interface FetchInit extends RequestInit {
   readonly address?: string;
 }
 
-/** `service.fetch` (A-8): the global fetch's arguments in, a WHATWG Response out. */
-export type FetchHandler = (input: Request | URL | string, init?: FetchInit) => Promise<Response>;
+/**
+ * `service.fetch` (A-8): the global fetch's arguments in, a WHATWG Response out; or, as a fetch
+ * framework calls its handler, a Request and the framework's own context (Hono's `env` and
+ * execution context), which is not an init and is left alone (`fetchInit`).
+ */
+export interface FetchHandler {
+  (input: Request | URL | string, init?: FetchInit): Promise<Response>;
+  (request: Request, context?: unknown, ...rest: unknown[]): Promise<Response>;
+}
+
+/** RequestInit's members (Fetch, and undici's `dispatcher`) and A-8's `address`. */
+const INIT_MEMBERS = ['method', 'headers', 'body', 'signal', 'redirect', 'referrer', 'referrerPolicy', 'mode', 'credentials', 'cache', 'integrity', 'keepalive', 'duplex', 'priority', 'window', 'dispatcher', 'address'];
+
+/**
+ * The init of a call to `service.fetch`. With a Request, a second argument that has none of an
+ * init's members is a fetch framework's context (Hono passes its `env` there), not an init: it is
+ * ignored, but for the client's address where @hono/node-server gives its node:http request as
+ * `incoming`, so throttling and the log see the real client rather than 127.0.0.1.
+ */
+function fetchInit(input: unknown, second: unknown): FetchInit | undefined {
+  if (!(input instanceof Request) || second === null || typeof second !== 'object') return second as FetchInit | undefined;
+  if (INIT_MEMBERS.some((member) => member in second)) return second as FetchInit;
+  const address = (second as { incoming?: { socket?: { remoteAddress?: unknown } } }).incoming?.socket?.remoteAddress;
+  return typeof address === 'string' && address !== '' ? { address } : undefined;
+}
 
 /** What a path such as `/api/books.xml` is resolved against: HTTPS, so every route is served (T-3). */
 const ORIGIN = 'https://localhost';
@@ -38,7 +61,8 @@ const NULL_BODY = new Set([101, 103, 204, 205, 304]);
  * only when there is one; the response takes `writeHead` and `end` and resolves the Response.
  */
 export function createFetchHandler(handler: RequestHandler): FetchHandler {
-  return async function fetch(input, init) {
+  return async function fetch(input: Request | URL | string, second?: unknown): Promise<Response> {
+    const init = fetchInit(input, second);
     const { method, url, headers, body } = requestParts(input, init);
     const req = body === null ? noBody() : body instanceof Uint8Array ? bytesBody(body) : Readable.fromWeb(body as WebReadableStream<Uint8Array>);
     Object.assign(req, {
