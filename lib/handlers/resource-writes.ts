@@ -73,11 +73,14 @@ export function createResourceWriteHandlers(o: ResourceWriteOptions): ResourceWr
    * The item's current value (undefined when there is none), with E-4 / A-7 evaluated against it:
    * If-Match names the strong ETag of any representation, If-None-Match: * holds only when there is
    * none; If-Unmodified-Since is ignored (items carry no modification date, RFC 9110 §13.1.4).
+   * For a method that needs the item (`needed`: PATCH, DELETE), none is 404 before any condition:
+   * the answer without them would not be 2xx (§13.2.1). A PUT creates, so its conditions count.
    */
-  const current = async (ctx: RequestContext, target: Target, context: ItemLoaderContext): Promise<{ readonly exists: boolean; readonly value: unknown }> => {
+  const current = async (ctx: RequestContext, target: Target, context: ItemLoaderContext, needed: boolean): Promise<{ readonly exists: boolean; readonly value: unknown }> => {
     if (getItem === undefined) return { exists: false, value: undefined };
     const value = await getItem.call(item, target.name, searchOf(target.pairs), context);
     const exists = value !== undefined;
+    if (needed && !exists) throw noSuchItem();
     // The tags cost two serializations and three hashes: made only when a condition asks.
     if (ctx.headers['if-match'] !== undefined || ctx.headers['if-none-match'] !== undefined) {
       requirePreconditions(ctx.method, ctx.headers, { exists, etags: exists ? representationEtags(shape, value) : [] });
@@ -116,7 +119,7 @@ export function createResourceWriteHandlers(o: ResourceWriteOptions): ResourceWr
       const checked = await check(body);
       const context = new ItemLoaderContext(name, target.name, ctx, authenticate);
       return lock.run(target.name, async () => {
-        const before = await current(ctx, target, context);
+        const before = await current(ctx, target, context, false);
         const value = await put.call(item, target.name, checked, context);
         // A-5: 201 when `get` said the item did not exist.
         if (getItem !== undefined && !before.exists) return answer(201, target, selection, value, `${itemBase}${bareSegment(target.name)}`);
@@ -133,8 +136,7 @@ export function createResourceWriteHandlers(o: ResourceWriteOptions): ResourceWr
       const patch = await readJsonBody(ctx, { limit: maxBodyBytes, types: MERGE_PATCH_TYPES, acceptHeader: 'accept-patch' });
       const context = new ItemLoaderContext(name, target.name, ctx, authenticate);
       return lock.run(target.name, async () => {
-        const before = await current(ctx, target, context);
-        if (!before.exists) throw noSuchItem();
+        const before = await current(ctx, target, context, true);
         // RFC 7396: applied to the current value as JSON shows it; the result is checked like a PUT's body.
         const checked = await check(applyMergePatch(before.value, patch));
         return answer(200, target, selection, await put.call(item, target.name, checked, context));
@@ -150,7 +152,7 @@ export function createResourceWriteHandlers(o: ResourceWriteOptions): ResourceWr
       const context = new ItemLoaderContext(name, target.name, ctx, authenticate);
       return lock.run(target.name, async () => {
         // Without a condition the current value decides nothing: it is not read.
-        if (ctx.headers['if-match'] !== undefined || ctx.headers['if-none-match'] !== undefined) await current(ctx, target, context);
+        if (ctx.headers['if-match'] !== undefined || ctx.headers['if-none-match'] !== undefined) await current(ctx, target, context, true);
         if ((await remove.call(item, target.name, context)) === false) throw noSuchItem();
         return NO_CONTENT;
       });

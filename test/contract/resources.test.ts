@@ -295,6 +295,12 @@ for (const protocol of WAYS) {
     // If-Match on an item that does not exist is false (RFC 9110 §13.1.1).
     assertProblem(await s.fetch('/api/books/10', { method: 'PUT', headers: { ...JSON_BODY, 'if-match': '*' }, body }), 412, 'precondition-failed');
     assert.equal((await s.fetch('/api/books/9', { method: 'DELETE', headers: { 'if-match': '*' } })).status, 204);
+    // A PATCH or DELETE of an item that does not exist is 404 whatever its conditions say: without
+    // them the answer would not be 2xx (§13.2.1). A PUT creates, so its If-Match counts (above).
+    for (const condition of [{ 'if-match': stale }, { 'if-match': '*' }, { 'if-none-match': '*' }]) {
+      assertProblem(await s.fetch('/api/books/11', { method: 'DELETE', headers: condition }), 404, 'not-found');
+      assertProblem(await s.fetch('/api/books/11', { method: 'PATCH', headers: { ...patchHeaders, ...condition }, body: '{}' }), 404, 'not-found');
+    }
   });
 
   test(`A-7 requireConditional: an unconditional PUT, PATCH or DELETE is 428 and nothing runs (${protocol})`, async (t) => {
