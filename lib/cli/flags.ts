@@ -40,7 +40,7 @@ export class BadFlagValue extends Error {
 export const FLAGS = {
   host: { type: 'string', value: 'H', env: 'HTTPSKIT_HOST', help: 'address to bind: an IP address or a host name (default 127.0.0.1)', toOptions: (t) => ({ host: hostText(t) }) },
   port: { type: 'string', value: 'N', env: 'HTTPSKIT_PORT', help: 'HTTPS port, 0 picks a free one (default 8443)', toOptions: (t) => ({ port: wholeNumber(t) }) },
-  store: { type: 'string', value: 'PATH|URL', env: 'HTTPSKIT_STORE', help: 'user store file (default ./data/users.json), postgres://… (needs the package pg), or :memory: (a throwaway server: nothing is kept)', toOptions: (t) => ({ store: nonEmpty(t) }) },
+  store: { type: 'string', value: 'PATH|URL', env: 'HTTPSKIT_STORE', help: 'user store file (default ./data/users.json), postgres://… (needs the package pg), or :memory: (serve only: a throwaway server, nothing is kept)', toOptions: (t) => ({ store: nonEmpty(t) }) },
   cert: { type: 'string', value: 'FILE', env: 'HTTPSKIT_CERT', help: 'PEM certificate file, with --key (default: a development certificate)' },
   key: { type: 'string', value: 'FILE', env: 'HTTPSKIT_KEY', help: 'PEM private key file, with --cert' },
   'cert-dir': { type: 'string', value: 'DIR', env: 'HTTPSKIT_CERT_DIR', help: 'where the development certificate lives (default ./certs)', toOptions: (t) => ({ certDir: nonEmpty(t) }) },

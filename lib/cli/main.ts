@@ -65,11 +65,12 @@ function helpFor(command: Command | undefined, group: string | undefined, comman
 async function open(command: Command, options: ServiceOptions, sources: ReadonlyMap<string, FlagValue>): Promise<Service> {
   const service = inFlagTerms(() => createService(options), command, sources);
   const store = service.config.store;
-  if (command.store !== 'existing') return service;
-  // A database URL (S-1) is the database's business; only file paths are checked here. A memory
-  // store (U-6) lives and dies with one process: a command never finds one to read.
+  // A memory store (U-6) lives and dies with one process: a command other than serve never finds
+  // one to read, and what it wrote there would be gone when it ends.
   const kind = storeKind(store);
-  if (kind === 'memory') throw new Error(`a ${MEMORY_STORE} store holds no users outside the server that made it (nothing to read; use it with "${PROGRAM} serve")`);
+  if (kind === 'memory' && command.words[0] !== 'serve') throw new Error(`a ${MEMORY_STORE} store holds no users outside the server that made it (nothing would be kept; use it with "${PROGRAM} serve")`);
+  if (command.store !== 'existing') return service;
+  // A database URL (S-1) is the database's business; only file paths are checked here.
   if (kind === 'file' && !(await storeExists(store))) {
     throw new Error(`no user store at ${store} (nothing was created; "${PROGRAM} user add" creates one)`);
   }

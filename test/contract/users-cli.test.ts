@@ -108,3 +108,24 @@ for (const protocol of PROTOCOLS) test(`P-12 serve --on-reset-token with a faili
   assert.doesNotMatch(s.output().stdout + s.output().stderr, /leaked to stderr/, "the command's own output is not passed on");
   assert.doesNotMatch(s.output().stdout, /"token"/);
 });
+
+test('U-6 every command but serve refuses --store :memory: (what it wrote would be gone when it ends), exit 1, creating nothing', async (t) => {
+  const dir = await tempDir(t);
+  for (const args of [
+    ['user', 'add', 'ghost'],
+    ['user', 'add', 'ghost', '--admin'],
+    ['user', 'passwd', 'ghost'],
+    ['user', 'del', 'ghost'],
+    ['user', 'role', 'ghost', 'admin'],
+    ['user', 'list'],
+    ['reset-token', 'ghost'],
+  ]) {
+    for (const how of [{ args: ['--store', ':memory:'], env: {} }, { args: [], env: { HTTPSKIT_STORE: ':memory:' } }]) {
+      const r = await run([...args, ...how.args], { cwd: dir, input: PW, env: { ...FAST, ...how.env } });
+      assert.equal(r.code, 1, `${args.join(' ')} ${how.args.join(' ')}: ${r.stdout}${r.stderr}`);
+      assert.match(r.stderr, /a :memory: store holds no users outside the server that made it/, args.join(' '));
+      assert.equal(r.stdout, '', args.join(' '));
+    }
+  }
+  assert.equal(existsSync(join(dir, 'data')), false, 'nothing written');
+});
