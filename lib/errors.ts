@@ -46,7 +46,7 @@ const STORE_DETAIL = 'The user store cannot answer right now; nothing was change
 /**
  * Codes that mean "the service cannot answer right now; retry shortly": a request gets 503
  * `overloaded` with Retry-After and nothing changed. The one list of them, with what the caller
- * is told: the store is busy, unreachable, unwritable or found unsafe after start (S-6, L-2), or
+ * is told: the store is busy, unreachable, unwritable, or found unsafe or unreadable after start (S-6, L-2), or
  * the hashing queue is full (P-8).
  */
 export const RETRY_LATER: ReadonlyMap<ErrorCode, string> = new Map<ErrorCode, string>([
@@ -55,6 +55,9 @@ export const RETRY_LATER: ReadonlyMap<ErrorCode, string> = new Map<ErrorCode, st
   ['ERR_STORE_CLOSED', STORE_DETAIL],
   ['ERR_STORE_UNAVAILABLE', STORE_DETAIL],
   ['ERR_STORE_UNSAFE', STORE_DETAIL],
+  // A store file that stopped parsing while serving (changed by hand, a bad restore): this
+  // instance cannot answer from it, and /readyz says so too (H-3); at start it is a refusal.
+  ['ERR_STORE_CORRUPT', STORE_DETAIL],
   ['ERR_HASH_BUSY', 'Too many password operations at once; retry shortly.'],
   // A-11: a closed service opens no store again; a request that needs one is answered 503.
   ['ERR_SERVICE_STATE', 'The service is shutting down; retry on another instance.'],

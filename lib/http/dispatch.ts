@@ -175,7 +175,7 @@ export function createDispatcher(options: DispatchOptions): Dispatcher {
       // S-6: the store is busy (another process holds the lock), unreachable or cannot write, or
       // (P-8) the hashing queue is full: nothing was changed, and credentials that could not be
       // checked never get a 401.
-      if (retry.code !== 'ERR_HASH_BUSY') log.warn('store unavailable', { id: ctx.id, code: retry.code });
+      if (retry.code !== 'ERR_HASH_BUSY') log.warn('store unavailable', { id: ctx.id, code: retry.code, message: (error as Error).message });
       p = problem(503, 'overloaded', { detail: retry.detail });
       headers = { 'retry-after': '1' };
     } else {

@@ -367,3 +367,45 @@ test('H-5/C-6 options: metricsPort and logLevel are checked when the service is 
   await assert.rejects(second.listen(), { code: 'EADDRINUSE' });
   await second.close();
 });
+
+test('H-3 / L-2 a file store that goes away or stops parsing while serving: /readyz 503 and user requests 503 with Retry-After (never 500), both well again once it is back', async (t) => {
+  const dir = await tempDir(t);
+  const lines: string[] = [];
+  const service = createService({ store: join(dir, 'data', 'users.json'), scrypt: { ln: 10 }, log: (line) => lines.push(line) });
+  t.after(() => service.close());
+  await service.users.add('ann', 'velvet-harbor-lantern-42');
+  const auth = { authorization: basic('ann', 'velvet-harbor-lantern-42') };
+  const ready = async () => (await service.fetch('/readyz')).status;
+  const user = () => service.fetch('/user/ann.json', { headers: auth });
+  /** /readyz keeps its answer for a second. */
+  const pastCache = () => new Promise((resolve) => setTimeout(resolve, 1_100));
+  const unavailable = async (what: string) => {
+    await pastCache();
+    assert.equal(await ready(), 503, `${what}: /readyz`);
+    const res = await user();
+    assert.equal(res.status, 503, `${what}: a user request`);
+    assert.equal(res.headers.get('retry-after'), '1');
+    assert.equal(((await res.json()) as { type: string }).type, '/problems/overloaded');
+  };
+  const well = async (what: string) => {
+    await pastCache();
+    assert.equal(await ready(), 200, `${what}: /readyz`);
+    assert.equal((await user()).status, 200, `${what}: a user request`);
+  };
+  await well('at first');
+
+  await rename(join(dir, 'data'), join(dir, 'moved'));
+  await unavailable('its directory moved away');
+  await rename(join(dir, 'moved'), join(dir, 'data'));
+  await well('moved back');
+
+  const journal = join(dir, 'data', 'users.json.journal');
+  const kept = await readFile(journal);
+  await writeFile(journal, '{bad\n');
+  await unavailable('its journal unreadable');
+  const warned = lines.map((l) => JSON.parse(l) as { msg: string; code?: string; message?: string }).find((l) => l.msg === 'store unavailable' && l.code === 'ERR_STORE_CORRUPT');
+  assert.match(warned?.message ?? '', /users\.json\.journal cannot be read/, 'the log says which file and why');
+  assert.equal(lines.some((l) => l.includes('unhandled error')), false);
+  await writeFile(journal, kept);
+  await well('repaired');
+});

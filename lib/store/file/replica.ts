@@ -83,11 +83,13 @@ export class Replica {
    */
   async check(): Promise<void> {
     if (this.unchanged()) {
-      await Promise.all([readable(this.#path), readable(this.#journalPath)]);
+      await Promise.all([readable(this.#path, true), readable(this.#journalPath, false)]);
       return;
     }
     const [snapshot, journal] = await Promise.all([readWhole(this.#path), readWhole(this.#journalPath)]);
-    if (snapshot !== undefined) parseSnapshot(snapshot.bytes, this.#path);
+    // A store without its snapshot (its directory moved away, the file deleted) cannot be loaded: as #load says.
+    if (snapshot === undefined) throw corrupt(this.#path, journal === undefined ? 'the file has disappeared' : `the file is missing but its journal ${this.#journalPath} exists`);
+    parseSnapshot(snapshot.bytes, this.#path);
     if (journal !== undefined) parseJournal(journal.bytes, this.#journalPath, 1, true);
   }
 
@@ -204,11 +206,12 @@ export class Replica {
   }
 }
 
-/** Opens `path` for reading and closes it: the permission and the directory are still there. */
-async function readable(path: string): Promise<void> {
+/** Opens `path` for reading and closes it: the permission and the directory are still there (and the file, when `needed`). */
+async function readable(path: string, needed: boolean): Promise<void> {
   const handle = await open(path, 'r').catch((error: unknown) => {
-    if (errorCode(error) === 'ENOENT') return undefined;
-    throw error;
+    if (errorCode(error) !== 'ENOENT') throw error;
+    if (needed) throw corrupt(path, 'the file has disappeared');
+    return undefined;
   });
   await handle?.close();
 }
