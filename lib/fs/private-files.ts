@@ -62,8 +62,9 @@ export async function checkStoreFile(path: string, warn?: SafetyWarn): Promise<v
  * without the sticky bit (with the sticky bit, as in /tmp, only a file's owner can rename or
  * delete it, and every store file is checked to be ours). A group-writable directory is accepted
  * only when the group is our own, as with Debian's per-user groups; `dir` must be a real path.
+ * `owner` names what the directory holds in the message (the development certificate's too).
  */
-export async function checkStoreDirectory(dir: string): Promise<void> {
+export async function checkStoreDirectory(dir: string, owner = 'the users store'): Promise<void> {
   if (!posixOwnership()) return;
   const uid = process.geteuid?.() ?? -1;
   const gid = process.getegid?.() ?? -1;
@@ -75,7 +76,7 @@ export async function checkStoreDirectory(dir: string): Promise<void> {
       throw unsafe(`cannot inspect the directory ${current}: ${describe(error)}`, 'check the path and its permissions');
     }
     const sticky = (info.mode & STICKY) !== 0;
-    const where = current === dir ? `the users store's directory ${current}` : `the directory ${current}, above the users store,`;
+    const where = current === dir ? `${owner}'s directory ${current}` : `the directory ${current}, above ${owner},`;
     if (info.uid !== uid && info.uid !== 0) {
       throw unsafe(`${where} is owned by ${who(info.uid)}, who could replace the store's files`, 'keep the store in a directory of your own');
     }

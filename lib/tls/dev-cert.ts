@@ -12,11 +12,12 @@
 
 import { createHash, createPrivateKey, generateKeyPairSync, randomBytes, sign, X509Certificate } from 'node:crypto';
 import type { KeyObject } from 'node:crypto';
-import { mkdir, open, readFile, stat, unlink } from 'node:fs/promises';
+import { lstat, mkdir, open, readFile, realpath, stat, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { writeDurably } from '../fs/durable-write.js';
 import { isErrno } from '../fs/errno.js';
+import { checkStoreDirectory } from '../fs/private-files.js';
 import { processExists } from '../fs/process-exists.js';
 import { der } from './der.js';
 
@@ -125,7 +126,9 @@ export async function ensureDevCertificate(dir: string, options: { now?: () => n
   readNow(now); // refuse a broken clock before touching the file system
   const certPath = join(dir, CERT_FILE);
   const keyPath = join(dir, KEY_FILE);
-  await mkdir(dir, { recursive: true });
+  // Private, whatever the umask: another local user who could replace the pair here would be served as us.
+  await mkdir(dir, { recursive: true, mode: 0o700 });
+  await checkStoreDirectory(await realpath(dir), 'the development certificate');
 
   for (let attempt = 0; attempt < 3; attempt += 1) {
     const existing = await readUsablePair(certPath, keyPath, readNow(now));
@@ -189,6 +192,10 @@ function toPem(label: string, body: Buffer): string {
 /** The pair on disk if it can be used as is; undefined for anything else (the files are ours to replace). */
 async function readUsablePair(certPath: string, keyPath: string, nowMs: number): Promise<{ cert: string; key: string } | undefined> {
   try {
+    // A key someone else may have read (open to group or others, another user's, a link) is replaced.
+    const keyInfo = await lstat(keyPath);
+    if (!keyInfo.isFile()) return undefined;
+    if (process.platform !== 'win32' && ((keyInfo.mode & 0o077) !== 0 || keyInfo.uid !== process.geteuid?.())) return undefined;
     const [cert, key] = await Promise.all([readFile(certPath, 'utf8'), readFile(keyPath, 'utf8')]);
     const x509 = new X509Certificate(cert);
     const notBefore = Date.parse(x509.validFrom);

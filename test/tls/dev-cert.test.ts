@@ -3,7 +3,7 @@ import type { TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile, spawn, spawnSync } from 'node:child_process';
 import { createPrivateKey, generateKeyPairSync, X509Certificate } from 'node:crypto';
-import { mkdtemp, readdir, readFile, rm, stat, utimes, writeFile } from 'node:fs/promises';
+import { chmod, mkdtemp, readdir, readFile, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import { createServer, get } from 'node:https';
 import type { RequestOptions } from 'node:https';
 import type { AddressInfo } from 'node:net';
@@ -226,6 +226,31 @@ test('T-2: first call creates the pair (key 0600), second call reuses it', async
 
   const second = await ensureDevCertificate(dir);
   assert.deepEqual(second, { ...first, created: false });
+});
+
+test('T-2: the directory is made private whatever the umask; a key open to others is replaced; a directory others can write is refused', { skip: process.platform === 'win32' ? 'no POSIX modes' : false }, async (t) => {
+  const root = await tempDir(t);
+  const dir = join(root, 'made', 'certs');
+  const umask = process.umask(0);
+  let first;
+  try {
+    first = await ensureDevCertificate(dir);
+  } finally {
+    process.umask(umask);
+  }
+  assert.equal((await stat(dir)).mode & 0o777, 0o700, 'no other user can replace the pair');
+  assert.equal((await stat(join(root, 'made'))).mode & 0o777, 0o700);
+  assert.equal((await stat(first.keyPath)).mode & 0o777, 0o600);
+
+  await chmod(first.keyPath, 0o644);
+  const second = await ensureDevCertificate(dir);
+  assert.equal(second.created, true, 'a key others could read is not used');
+  assert.notEqual(second.key, first.key);
+  assert.equal((await stat(second.keyPath)).mode & 0o777, 0o600);
+
+  await chmod(dir, 0o777);
+  await assert.rejects(ensureDevCertificate(dir), /the development certificate's directory .* is writable by others/);
+  assert.equal(await readFile(second.keyPath, 'utf8'), second.key, 'nothing replaced');
 });
 
 test('T-2: reused while at least 24 hours of validity remain, regenerated after', async (t) => {
