@@ -30,6 +30,7 @@ import { createSelector, type Selector } from './representation/select.js';
 import { createRegistry, servedResources } from './resources/registry.js';
 import { openApiDocument } from './ops/openapi.js';
 import { packageVersion } from './package-version.js';
+import { preflight } from './preflight.js';
 import { optionsHeadersByLabel, routeLabels, routerTable } from './http/route-table.js';
 import { serviceRoutes } from './routes/service-routes.js';
 import { apiRoutes } from './routes/api-routes.js';
@@ -273,15 +274,14 @@ export function createService(options: ServiceOptions = {}): Service {
     openapi,
     listen: () =>
       lifecycle.listen(async () => {
+      // Before anything is written: a bad certificate pair, host or key file leaves nothing behind.
+      let { cert, key } = (await preflight(config)) ?? {};
       const { store, users } = await ready();
       // S-4: on a database the first server records the settings and every later one must agree;
       // none drops the cluster's Digest secrets to suit itself.
       await store.settings?.agree(await wantedSettings(config));
       await users.warmUp();
-      let { cert, key } = config;
       let dev: DevCertificate | undefined;
-      if (config.certFile !== undefined && config.keyFile !== undefined) ({ cert, key } = await readCertificatePair(config.certFile, config.keyFile));
-      if (cert !== undefined && key !== undefined) checkCertificatePair({ cert, key });
       if (cert === undefined || key === undefined) {
         dev = await ensureDevCertificate(config.certDir);
         ({ cert, key } = dev);

@@ -436,3 +436,31 @@ test('C-6 a reader that goes away (`httpskit serve | head -1`, `user list | head
   assert.equal(await exited(list), 0, stderr);
   assert.equal(stderr, '');
 });
+
+test('C-2 serve checks what it can before it writes: a key not of its certificate, a host that does not resolve, a --cert-dir or --digest-key that cannot be used leave no store and no certificate behind (exit 1, one line)', async (t) => {
+  const { createSelfSignedCertificate } = await import('../../lib/tls/dev-cert.js');
+  const { randomBytes } = await import('node:crypto');
+  const dir = await tempDir(t);
+  const one = createSelfSignedCertificate();
+  const other = createSelfSignedCertificate();
+  await writeFile(join(dir, 'a.crt'), one.cert);
+  await writeFile(join(dir, 'b.key'), other.key, { mode: 0o600 });
+  await writeFile(join(dir, 'a-file'), 'not a directory');
+  await mkdir(join(dir, 'a-dir'));
+  await writeFile(join(dir, 'open.key'), randomBytes(32), { mode: 0o644 });
+  const cases: [string[], RegExp][] = [
+    [['--cert', 'a.crt', '--key', 'b.key'], /the key does not belong to the certificate/],
+    [['--host', 'nosuchhost.invalid'], /host "nosuchhost\.invalid" does not resolve/],
+    [['--cert-dir', 'a-file'], /a-file" is not a directory/],
+    [['--digest', '--digest-key', 'a-dir'], /digest key .*a-dir is not a regular file/],
+    ...(process.platform === 'win32' ? [] : [[['--digest', '--digest-key', 'open.key'], /open to group or others/] as [string[], RegExp]]),
+  ];
+  for (const [args, message] of cases) {
+    const r = await run(['serve', '--port', '0', '--scrypt-ln', '10', ...args], { cwd: dir });
+    assert.equal(r.code, 1, `${args.join(' ')}: ${r.stderr}`);
+    assert.match(r.stderr, message, args.join(' '));
+    assert.equal(r.stderr.trim().split('\n').length, 1, `one line: ${r.stderr}`);
+    const left = (await readdir(dir)).sort();
+    assert.deepEqual(left, ['a-dir', 'a-file', 'a.crt', 'b.key', 'open.key'], `${args.join(' ')} left ${left.join(', ')}`);
+  }
+});

@@ -1,0 +1,29 @@
+// What listen() checks before it writes anything (the store, a development certificate, the
+// Digest key): a bad value leaves nothing behind. Only reads: the certificate pair given, the host
+// name, the development certificate's directory, a Digest key file that is already there.
+import { lookup } from 'node:dns/promises';
+import { stat } from 'node:fs/promises';
+import { isIP } from 'node:net';
+import { loadDigestKey } from './auth/digest-vault.js';
+import type { Config } from './config.js';
+import { ServiceError } from './errors.js';
+import { checkCertificatePair, readCertificatePair, type CertificatePair } from './tls/certificate-pair.js';
+
+/** The certificate pair to serve (read and checked), or undefined for a development certificate. */
+export async function preflight(config: Config): Promise<CertificatePair | undefined> {
+  let { cert, key } = config;
+  if (config.certFile !== undefined && config.keyFile !== undefined) ({ cert, key } = await readCertificatePair(config.certFile, config.keyFile));
+  const pair = cert !== undefined && key !== undefined ? { cert, key } : undefined;
+  if (pair !== undefined) checkCertificatePair(pair);
+  if (isIP(config.host) === 0) {
+    await lookup(config.host).catch((error: unknown) => {
+      throw new ServiceError('ERR_INVALID_OPTION', `host "${config.host}" does not resolve to an address to listen on (${(error as NodeJS.ErrnoException).code ?? String(error)})`, { cause: error });
+    });
+  }
+  if (pair === undefined) {
+    const info = await stat(config.certDir).catch(() => undefined);
+    if (info !== undefined && !info.isDirectory()) throw new ServiceError('ERR_INVALID_OPTION', `certDir "${config.certDir}" is not a directory (the development certificate goes there)`);
+  }
+  if (config.digest && !config.digestKeyBesideStore) await loadDigestKey(config.digestKeyFile, { create: false });
+  return pair;
+}
