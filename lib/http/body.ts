@@ -16,13 +16,20 @@ export type BodySource = Readable & { readonly complete?: boolean };
  */
 export function readBody(source: BodySource, declaredLength: string | undefined, limit: number): Promise<Buffer> {
   if (declaredLength !== undefined && Number(declaredLength) > limit) return Promise.reject(tooLarge(limit));
-  // The body is read after authentication (P-0), so the client may already be gone.
-  if (source.destroyed || source.readableAborted) return Promise.reject(unreadable());
   // An HTTP/2 request whose HEADERS frame ended the stream (no body) has already emitted 'end'
   // before anyone listened: nothing is left to read, and waiting for 'end' would wait for ever.
   // An HTTP/1.1 request that announced a body and has none left was read by someone else: a body
-  // parser (express.json()) mounted before service.middleware. Say so, rather than "empty body".
-  if (source.readableEnded) return announcesBody(source, declaredLength) ? Promise.reject(readElsewhere()) : Promise.resolve(EMPTY);
+  // parser (express.json()) mounted before service.middleware. What it parsed is taken; anything
+  // else is said to be the mount's fault, rather than read as an empty body.
+  if (source.readableEnded) {
+    if (!announcesBody(source, declaredLength)) return Promise.resolve(EMPTY);
+    const parsed = parsedElsewhere(source);
+    if (parsed === undefined) return Promise.reject(readElsewhere());
+    return parsed.length > limit ? Promise.reject(tooLarge(limit)) : Promise.resolve(parsed);
+  }
+  // The body is read after authentication (P-0), so the client may already be gone (a stream that
+  // ended first and was then destroyed, as every Readable is after 'end', was read: above).
+  if (source.destroyed || source.readableAborted) return Promise.reject(unreadable());
   // HTTP/1.1: the parser has seen the whole message, which waits in the stream's buffer (a small
   // body comes with its headers): taken in one read, with no listeners and no flowing mode; read()
   // ends the stream. (node:http2's `complete` also means "closed", possibly with a body cut short.)
@@ -84,9 +91,23 @@ function announcesBody(source: BodySource, declaredLength: string | undefined): 
   return Number(declaredLength) > 0 || message.headers?.['transfer-encoding'] !== undefined;
 }
 
+/**
+ * The body a parser mounted before the service left on `req.body`, as bytes again: express.raw()'s
+ * Buffer, express.text()'s string, express.json()'s value (as JSON: what it parsed is what the
+ * service would have). Undefined for anything else (a form's fields: no route here takes a form).
+ */
+function parsedElsewhere(source: BodySource): Buffer | undefined {
+  const { body, headers } = source as BodySource & { readonly body?: unknown; readonly headers?: Readonly<Record<string, string | string[] | undefined>> };
+  if (Buffer.isBuffer(body)) return body;
+  if (typeof body === 'string') return Buffer.from(body, 'utf8');
+  if (typeof body !== 'object' || body === null) return undefined;
+  const type = parseContentType(typeof headers?.['content-type'] === 'string' ? headers['content-type'] : undefined)?.type ?? '';
+  return type === 'application/json' || type.endsWith('+json') ? Buffer.from(JSON.stringify(body), 'utf8') : undefined;
+}
+
 function readElsewhere(): HttpError {
   return new HttpError(problem(500, 'internal', {
-    detail: 'The request body was read before this service saw it: mount service.middleware before any body parser (such as express.json()).',
+    detail: 'The request body was read before this service saw it, and left in no form it takes: mount service.middleware before that body parser.',
   }));
 }
 
