@@ -148,13 +148,15 @@ export function createService(options: ServiceOptions = {}): Service {
   const refused = (): boolean => lifecycle.finished || (lifecycle.closed && core === undefined);
   const inFlight = new InFlight();
   const closedError = (): Promise<never> => Promise.reject(new ServiceError('ERR_SERVICE_STATE', 'the service is closed'));
-  const opened = (): Promise<Core> =>
-    refused() ? closedError() : (core ??= openCore(config, log, gate, metrics).catch((error: unknown) => {
+  // A start under way opens the store even when close() was called meanwhile: close() waits for
+  // the start to finish, then undoes it.
+  const opened = (starting = false): Promise<Core> =>
+    (starting ? lifecycle.finished : refused()) ? closedError() : (core ??= openCore(config, log, gate, metrics).catch((error: unknown) => {
       core = undefined;
       throw error;
     }));
-  const ready = (): Promise<Parts> =>
-    refused() ? closedError() : (parts ??= opened()
+  const ready = (starting = false): Promise<Parts> =>
+    (starting ? lifecycle.finished : refused()) ? closedError() : (parts ??= opened(starting)
       .then((c) => openHttp(c, config, log, metrics, selector, callerRecords))
       .catch((error: unknown) => {
         parts = undefined;
@@ -276,7 +278,7 @@ export function createService(options: ServiceOptions = {}): Service {
       lifecycle.listen(async () => {
       // Before anything is written: a bad certificate pair, host or key file leaves nothing behind.
       let { cert, key } = (await preflight(config)) ?? {};
-      const { store, users } = await ready();
+      const { store, users } = await ready(true);
       // S-4: on a database the first server records the settings and every later one must agree;
       // none drops the cluster's Digest secrets to suit itself.
       await store.settings?.agree(await wantedSettings(config));

@@ -168,3 +168,22 @@ test('L-2 a smuggling shape after a good request on a kept-alive connection: the
     assert.ok(responses.every((r) => r.status !== 200 || r.body.toString().includes('first')), `${label} (pipelined): the hidden request was not served`);
   }
 });
+
+test('L-2 a TCP connection that sends nothing is cut on the plain-HTTP and metrics listeners too, as on HTTPS (a hostile trial said not: it holds, at the header time-out and the next check)', async (t) => {
+  const s = await startService(t, { httpPort: 0, metricsPort: 0, headersTimeoutMs: 1_000, keepAliveTimeoutMs: 1_000 });
+  const { connect: tcp } = await import('node:net');
+  for (const url of [s.httpUrl, s.metricsUrl]) {
+    const port = Number(new URL(String(url)).port);
+    const socket = tcp(port, '127.0.0.1');
+    t.after(() => socket.destroy());
+    socket.on('error', () => {});
+    socket.resume();
+    const started = performance.now();
+    const closed = await new Promise<boolean>((resolve) => {
+      socket.once('close', () => resolve(true));
+      setTimeout(() => resolve(false), 6_000).unref();
+    });
+    assert.equal(closed, true, `${String(url)}: a silent connection is closed`);
+    t.diagnostic(`${String(url)}: closed after ${(performance.now() - started).toFixed(0)} ms`);
+  }
+});
