@@ -24,8 +24,13 @@ export interface FetchHandler {
   (request: Request, context?: unknown, ...rest: unknown[]): Promise<Response>;
 }
 
-/** RequestInit's members (Fetch, and undici's `dispatcher`) and A-8's `address`. */
-const INIT_MEMBERS = ['method', 'headers', 'body', 'signal', 'redirect', 'referrer', 'referrerPolicy', 'mode', 'credentials', 'cache', 'integrity', 'keepalive', 'duplex', 'priority', 'window', 'dispatcher', 'address'];
+/** RequestInit's members (Fetch, and undici's `dispatcher`). */
+const INIT_MEMBERS = ['method', 'headers', 'body', 'signal', 'redirect', 'referrer', 'referrerPolicy', 'mode', 'credentials', 'cache', 'integrity', 'keepalive', 'duplex', 'priority', 'window', 'dispatcher'];
+
+/** Whether `init` has any of RequestInit's members (or A-8's `address`, when `address` says so). */
+function hasInitMembers(init: object, address: boolean): boolean {
+  return INIT_MEMBERS.some((member) => member in init) || (address && 'address' in init);
+}
 
 /**
  * The init of a call to `service.fetch`. With a Request, a second argument that has none of an
@@ -35,7 +40,7 @@ const INIT_MEMBERS = ['method', 'headers', 'body', 'signal', 'redirect', 'referr
  */
 function fetchInit(input: unknown, second: unknown): FetchInit | undefined {
   if (!(input instanceof Request) || second === null || typeof second !== 'object') return second as FetchInit | undefined;
-  if (INIT_MEMBERS.some((member) => member in second)) return second as FetchInit;
+  if (hasInitMembers(second, true)) return second as FetchInit;
   const address = (second as { incoming?: { socket?: { remoteAddress?: unknown } } }).incoming?.socket?.remoteAddress;
   return typeof address === 'string' && address !== '' ? { address } : undefined;
 }
@@ -122,7 +127,9 @@ function requestParts(input: unknown, init: FetchInit | undefined): RequestParts
         return { method, url, headers, body: whole.bytes };
       }
     }
-    const request = url === undefined ? (init === undefined ? (input as Request) : new Request(input as Request, init)) : new Request(url, init);
+    // A Request with no init, or with only A-8's address, is read as it is: no copy (a framework's
+    // own request class, as @hono/node-server's, need not survive Request's constructor).
+    const request = url === undefined ? (init === undefined || !hasInitMembers(init, false) ? (input as Request) : new Request(input as Request, init)) : new Request(url, init);
     return { method: request.method, url: url ?? new URL(request.url), headers: request.headers, body: request.body };
   } catch (error) {
     // The Fetch standard's own refusals (a body on GET, a forbidden method, a bad header…): what the message says.
