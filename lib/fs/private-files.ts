@@ -5,8 +5,8 @@
 // a one-line message that names the path, what is wrong and what to do.
 //
 // POSIX only: Windows has no uid or mode bits to compare (ACLs guard those files instead).
-import { readFileSync } from 'node:fs';
-import { chmod, lstat } from 'node:fs/promises';
+import { constants, readFileSync } from 'node:fs';
+import { chmod, lstat, open, type FileHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { ServiceError } from '../errors.js';
 
@@ -102,6 +102,40 @@ export function assertOwner(info: Owned, path: string): void {
     `${path} is owned by ${who(uid)}, not by ${who(ours)} who runs this process: another user may have planted it`,
     `run as the user that owns the store (sudo -u ${userName(uid) ?? `'#${uid}'`} …); otherwise inspect the file, then move it away or chown it`,
   );
+}
+
+/** open(2)'s flags for openPrivate's modes, with O_NOFOLLOW where the platform has it. */
+const OPEN_FLAGS = {
+  r: constants.O_RDONLY,
+  'r+': constants.O_RDWR,
+  a: constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT,
+} as const;
+
+/**
+ * Opens a store file or side file as `fs.open` would with `flags`, never through a symbolic link
+ * (O_NOFOLLOW), and refuses what it opened unless it is a regular file of ours: a side file made
+ * after the start-up checks (the ledger at the first failed login) in a shared directory may have
+ * been planted as a link to a file of ours, or be another user's. Throws ERR_STORE_UNSAFE for
+ * those; other errors (ENOENT) as fs.open's.
+ */
+export async function openPrivate(path: string, flags: keyof typeof OPEN_FLAGS, mode = PRIVATE_MODE): Promise<FileHandle> {
+  if (!posixOwnership() || constants.O_NOFOLLOW === undefined) return open(path, flags, mode);
+  let handle: FileHandle;
+  try {
+    handle = await open(path, OPEN_FLAGS[flags] | constants.O_NOFOLLOW, mode);
+  } catch (error) {
+    if (errorCode(error) === 'ELOOP') throw unsafe(`${path} is a symbolic link, and a file of the users store must be a regular file`, 'remove the link');
+    throw error;
+  }
+  try {
+    const info = await handle.stat();
+    if (!info.isFile()) throw unsafe(`${path} is not a regular file`, 'move it away');
+    assertOwner(info, path);
+    return handle;
+  } catch (error) {
+    await handle.close();
+    throw error;
+  }
 }
 
 /** Refuses a symbolic link that another user (not root) owns: they would choose where we write. */

@@ -367,3 +367,19 @@ test('U-1 a dangling symlink creates its target, and stays a link', { skip: !pos
   assert.equal(listed.code, 0, listed.stderr);
   assert.match(listed.stdout, /^dave\tuser\t/);
 });
+
+test('U-1 a side file planted as a symbolic link after start (the ledger, made at the first failed login) is never followed: nothing is written through it', { skip: !posix && 'symbolic links' }, async (t) => {
+  const dir = await tempDir(t);
+  const store = join(dir, 'users.json');
+  const s = createService({ store, scrypt: FAST_SCRYPT, log: false });
+  t.after(() => s.close(100));
+  await s.users.add('ann', 'velvet-harbor-lantern-42');
+  // A file of ours a shell reads later, and a link to it where the ledger will be created.
+  const target = join(dir, 'rc.sh');
+  await writeFile(target, 'echo hello\n');
+  await symlink(target, `${store}.ledger`);
+  const res = await s.fetch('https://localhost/user/ann.json', { headers: { authorization: basic('$(id>pwned)', 'a-wrong-passphrase') } });
+  assert.equal(res.status, 503, 'the store refuses the link: the request cannot be answered');
+  assert.equal(await readFile(target, 'utf8'), 'echo hello\n', 'nothing appended through the link');
+  assert.equal((await lstat(`${store}.ledger`)).isSymbolicLink(), true, 'the link is left for the operator to see');
+});

@@ -1,9 +1,9 @@
 // The file store's reads: a file's identity (to notice another process's write with one stat) and
 // its bytes, through one descriptor whose owner is checked (U-1).
 import { statSync } from 'node:fs';
-import { open, stat, type FileHandle } from 'node:fs/promises';
+import { stat, type FileHandle } from 'node:fs/promises';
 import { errorCode } from '../../fs/errno.js';
-import { assertOwner } from '../../fs/private-files.js';
+import { assertOwner, openPrivate } from '../../fs/private-files.js';
 
 /** What identifies one version of a file cheaply: any write or replacement changes one of these. */
 export interface FileId {
@@ -43,7 +43,7 @@ export function sameId(a: FileId | undefined, b: FileId | undefined): boolean {
 export async function readWhole(path: string): Promise<{ bytes: Buffer; id: FileId } | undefined> {
   let handle: FileHandle;
   try {
-    handle = await open(path, 'r');
+    handle = await openPrivate(path, 'r');
   } catch (error) {
     if (errorCode(error) === 'ENOENT') return undefined;
     throw error;

@@ -11,10 +11,10 @@
 //   the append, and a failed append is truncated away again, so a change the caller was told
 //   failed never surfaces on a later load.
 // The caller serialises calls and holds the store's lock for appends and compactions.
-import { open, type FileHandle } from 'node:fs/promises';
+import type { FileHandle } from 'node:fs/promises';
 import { writeAll, writeDurably } from '../../fs/durable-write.js';
 import { errorCode } from '../../fs/errno.js';
-import { assertOwner } from '../../fs/private-files.js';
+import { assertOwner, openPrivate } from '../../fs/private-files.js';
 import { handleId, readAt, statId, statIdSync, sameId, toId, type FileId } from './files.js';
 
 /** What a catch-up found: nothing new, new lines, a replaced file (read from its start), or no file. */
@@ -113,7 +113,7 @@ export class LineJournal {
     }
     let handle: FileHandle;
     try {
-      handle = await open(this.path, 'r');
+      handle = await openPrivate(this.path, 'r');
     } catch (error) {
       // Removed since the stat: a whole read finds no file; a read onward meets the error.
       if (whole && errorCode(error) === 'ENOENT') return this.#forget();
@@ -149,7 +149,7 @@ export class LineJournal {
    */
   async append(text: string, durable: boolean): Promise<void> {
     if (this.#options.tornTail === 'cut') return this.#appendCut(Buffer.from(text, 'utf8'));
-    const handle = await open(this.path, 'a', 0o600);
+    const handle = await openPrivate(this.path, 'a');
     try {
       // Bytes past what was applied, after a catch-up under the lock, are a torn line of a crashed
       // append: end it, or our line would be glued to it and both skipped.
@@ -191,7 +191,7 @@ export class LineJournal {
     if (this.#seen !== undefined && this.#seen.size > this.#end) {
       // A torn last line is an unacknowledged write: drop it so the next line starts clean.
       try {
-        const handle = await open(this.path, 'r+');
+        const handle = await openPrivate(this.path, 'r+');
         try {
           await handle.truncate(this.#end);
           await handle.datasync();
@@ -205,7 +205,7 @@ export class LineJournal {
       }
     }
     const start = this.#end;
-    const handle = await open(this.path, 'r+');
+    const handle = await openPrivate(this.path, 'r+');
     try {
       try {
         await this.#options.beforeAppend?.();
