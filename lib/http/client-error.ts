@@ -15,7 +15,10 @@ const SECURITY_HEADERS = { 'X-Content-Type-Options': 'nosniff', 'Content-Securit
  * some framing errors (a Transfer-Encoding other than chunked, a bad chunk) only after it has
  * handed the request to the handler: that request's response, not yet started, carries the 400.
  */
-export function clientErrorHandler(extraHeaders: Readonly<Record<string, string>>): (error: Error & { code?: string }, socket: Socket) => void {
+/** Sockets already set to close after their response in flight (one listener and one timer each). */
+const closingAfter = new WeakSet<Socket>();
+
+export function clientErrorHandler(extraHeaders: Readonly<Record<string, string>>, stallMs: number): (error: Error & { code?: string }, socket: Socket) => void {
   return (error, socket) => {
     const status = error.code === 'HPE_HEADER_OVERFLOW' ? 431 : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
     const title = status === 431 ? 'Request Header Fields Too Large' : status === 408 ? 'Request Timeout' : 'Bad Request';
@@ -37,8 +40,16 @@ export function clientErrorHandler(extraHeaders: Readonly<Record<string, string>
         inFlight.shouldKeepAlive = false;
       } else if (inFlight.writableFinished) {
         socket.end();
-      } else {
+      } else if (!closingAfter.has(socket)) {
+        // Node reports this again on every read while its parser waits (HPE_PAUSED, for a client
+        // that pipelines and does not read its answers): one listener, one timer. A response its
+        // client never takes never finishes, and Node no longer reads or writes that socket, so
+        // not even the client's reset would free it: it is cut after the request time-out.
+        closingAfter.add(socket);
         inFlight.once('finish', () => socket.end());
+        const stalled = setTimeout(() => socket.destroy(), stallMs);
+        stalled.unref();
+        socket.once('close', () => clearTimeout(stalled));
       }
       return;
     }

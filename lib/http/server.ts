@@ -120,8 +120,8 @@ export async function startListeners(options: ListenerOptions, handler: RequestH
     plain = createHttpServer(http1Limits, serve);
     servers.push(plain);
   }
-  secure.on('clientError', clientErrorHandler(hsts));
-  plain?.on('clientError', clientErrorHandler({}));
+  secure.on('clientError', clientErrorHandler(hsts, options.requestTimeoutMs));
+  plain?.on('clientError', clientErrorHandler({}, options.requestTimeoutMs));
   // Without a listener Node drops a CONNECT without a word (HTTP/1.1) or with a bare 405 (HTTP/2).
   secure.on('connect', refuseConnect(hsts));
   plain?.on('connect', refuseConnect({}));

@@ -187,3 +187,41 @@ test('L-2 a TCP connection that sends nothing is cut on the plain-HTTP and metri
     t.diagnostic(`${String(url)}: closed after ${(performance.now() - started).toFixed(0)} ms`);
   }
 });
+
+/** Sockets this process holds open (Linux: /proc/self/fd). */
+async function socketsHeld(): Promise<number> {
+  const { readdir, readlink } = await import('node:fs/promises');
+  const fds = await readdir('/proc/self/fd');
+  const links = await Promise.all(fds.map((fd) => readlink(`/proc/self/fd/${fd}`).catch(() => '')));
+  return links.filter((link) => link.startsWith('socket:')).length;
+}
+
+test('L-2 clients that pipeline requests and never read their answers are cut at the request time-out, and leave no socket behind', { skip: process.platform !== 'linux' && 'counts sockets in /proc/self/fd' }, async (t) => {
+  const s = await startService(t, { headersTimeoutMs: 2_000, requestTimeoutMs: 2_000, keepAliveTimeoutMs: 1_000 });
+  const port = Number(new URL(s.url).port);
+  const before = await socketsHeld();
+  const clients: TLSSocket[] = [];
+  for (let i = 0; i < 5; i++) {
+    const socket = await new Promise<TLSSocket>((resolve, reject) => {
+      const c = connect({ host: '127.0.0.1', port, ca: s.ca, servername: 'localhost', ALPNProtocols: ['http/1.1'] }, () => resolve(c));
+      c.once('error', reject);
+    });
+    socket.on('error', () => {});
+    socket.pause();
+    clients.push(socket);
+    // Requests written until the connection pushes back, and never an answer read.
+    const write = (): void => {
+      for (let j = 0; j < 50; j++) if (socket.destroyed || !socket.write('GET /openapi.json HTTP/1.1\r\nHost: localhost\r\n\r\n')) return;
+      setImmediate(write);
+    };
+    write();
+  }
+  t.after(() => clients.forEach((c) => c.destroy()));
+  await new Promise((resolve) => setTimeout(resolve, 6_000));
+  clients.forEach((c) => c.destroy());
+  await new Promise((resolve) => setTimeout(resolve, 1_000));
+  const after = await socketsHeld();
+  t.diagnostic(`sockets held: ${before} before, ${after} after the clients left`);
+  assert.ok(after <= before, `the server let go of the stalled connections (${before} → ${after})`);
+  assert.equal((await s.fetch('/api/something.json?param1=x')).status, 200, 'and serves on');
+});
