@@ -46,28 +46,7 @@ interface Watched {
 interface Watch {
   readonly streams: Map<ServerHttp2Stream, Watched>;
   readonly maxUnsentBytes: number;
-  /** What this session held unsent at its last check, plus the large bodies let through since. */
-  held: number;
-  /** The server's, shared by its sessions. */
-  readonly budget: Budget;
 }
-
-/**
- * L-2 across sessions: what every session of one server holds unsent, as their watches last
- * counted it (each session's check, every second, sets its share to what it really holds; a large
- * body let through counts at once). Many connections that each stay under their own bound would
- * otherwise take the server's memory between them; past the budget the session holding most is
- * let go (evictHoarder), so a reader that reads is not refused for the ones that do not.
- */
-interface Budget {
-  held: number;
-  readonly limit: number;
-  /** The sessions sharing it, so the one holding most can be let go. */
-  readonly sessions: Map<ServerHttp2Session, Watch>;
-}
-
-/** The server's budget: this many sessions' worth of maxUnsentBytes (64 MiB by default). */
-export const SESSIONS_IN_BUDGET = 16;
 
 const watches = new WeakMap<ServerHttp2Session, Watch>();
 
@@ -86,49 +65,18 @@ export function mayHoldUnsent(stream: ServerHttp2Stream, body: string): boolean 
   if (watch === undefined) return true;
   const bytes = Buffer.byteLength(body);
   if (bytes <= SMALL_BODY_BYTES) return true;
-  if (watch.budget.held + bytes > watch.budget.limit && !evictHoarder(watch, bytes)) return false;
   let held = 0;
   for (const other of watch.streams.keys()) if (other !== stream) held += unsentBytes(other);
-  if (held !== 0 && held + bytes > watch.maxUnsentBytes) return false;
-  account(watch, watch.held + bytes);
-  return true;
-}
-
-/**
- * Over the server's budget: the other session that holds most unsent is destroyed (its reader
- * takes least of what it asked for), as long as that frees room for `bytes`; a session never
- * evicts itself. Whether it could.
- */
-function evictHoarder(watch: Watch, bytes: number): boolean {
-  const { budget } = watch;
-  while (budget.held + bytes > budget.limit) {
-    let hoarder: [ServerHttp2Session, Watch] | undefined;
-    for (const entry of budget.sessions) if (entry[1] !== watch && entry[1].held > (hoarder?.[1].held ?? 0)) hoarder = entry;
-    if (hoarder === undefined || hoarder[1].held <= watch.held) return false;
-    account(hoarder[1], 0);
-    budget.sessions.delete(hoarder[0]);
-    hoarder[0].destroy();
-  }
-  return true;
-}
-
-/** Sets what `watch`'s session holds, and the server's total with it. */
-function account(watch: Watch, held: number): void {
-  watch.budget.held += held - watch.held;
-  watch.held = held;
+  return held === 0 || held + bytes <= watch.maxUnsentBytes;
 }
 
 export function guardSessions(server: Http2SecureServer, limits: SessionLimits): SessionGuard {
   const sessions = new Set<ServerHttp2Session>();
-  const maxUnsentBytes = limits.maxUnsentBytes ?? DEFAULT_MAX_UNSENT_BYTES;
-  const budget: Budget = { held: 0, limit: SESSIONS_IN_BUDGET * maxUnsentBytes, sessions: new Map() };
 
   server.on('session', (session: ServerHttp2Session) => {
     sessions.add(session);
     const streams = new Map<ServerHttp2Stream, Watched>();
-    const watch: Watch = { streams, maxUnsentBytes, held: 0, budget };
-    watches.set(session, watch);
-    budget.sessions.set(session, watch);
+    watches.set(session, { streams, maxUnsentBytes: limits.maxUnsentBytes ?? DEFAULT_MAX_UNSENT_BYTES });
     let idle: NodeJS.Timeout | undefined;
     let check: NodeJS.Timeout | undefined;
     const arm = (ms: number): void => {
@@ -143,8 +91,6 @@ export function guardSessions(server: Http2SecureServer, limits: SessionLimits):
       clearInterval(check);
       streams.clear();
       sessions.delete(session);
-      budget.sessions.delete(session);
-      account(watch, 0);
     });
     session.on('stream', (stream: ServerHttp2Stream, _headers: unknown, flags: number) => {
       const now = performance.now();
@@ -152,7 +98,7 @@ export function guardSessions(server: Http2SecureServer, limits: SessionLimits):
       if (!watched.complete) stream.once('end', () => (watched.complete = true));
       if (streams.size === 0) {
         clearTimeout(idle);
-        check = setInterval(() => checkStreams(session, watch, limits.requestTimeoutMs), CHECK_INTERVAL_MS);
+        check = setInterval(() => checkStreams(session, streams, limits.requestTimeoutMs), CHECK_INTERVAL_MS);
         check.unref();
       }
       streams.set(stream, watched);
@@ -160,7 +106,6 @@ export function guardSessions(server: Http2SecureServer, limits: SessionLimits):
         streams.delete(stream);
         if (streams.size === 0) {
           clearInterval(check);
-          account(watch, 0);
           if (!session.closed && !session.destroyed) arm(limits.keepAliveTimeoutMs);
         }
       });
@@ -205,12 +150,10 @@ function closeIdle(session: ServerHttp2Session): void {
  * session moves at all, or a reset stream is still held a check later (its RST_STREAM queued behind
  * data the peer does not read), the session is destroyed: that frees what it holds.
  */
-function checkStreams(session: ServerHttp2Session, watch: Watch, timeoutMs: number): void {
-  const { streams } = watch;
+function checkStreams(session: ServerHttp2Session, streams: Map<ServerHttp2Stream, Watched>, timeoutMs: number): void {
   const now = performance.now();
   const stalled: ServerHttp2Stream[] = [];
   let moving = false;
-  let held = 0;
   for (const [stream, watched] of streams) {
     if (watched.cut !== undefined) {
       if (now - watched.cut >= CHECK_INTERVAL_MS) {
@@ -224,7 +167,6 @@ function checkStreams(session: ServerHttp2Session, watch: Watch, timeoutMs: numb
       continue;
     }
     const unsent = unsentBytes(stream);
-    held += unsent;
     const took = lastProgress(stream);
     if (unsent === 0 || unsent !== watched.unsent || (took !== undefined && took > watched.since)) {
       watched.unsent = unsent;
@@ -234,7 +176,6 @@ function checkStreams(session: ServerHttp2Session, watch: Watch, timeoutMs: numb
     if (now - watched.since >= timeoutMs) stalled.push(stream);
     else moving = true;
   }
-  account(watch, held);
   if (stalled.length === 0) return;
   const responses = stalled.filter((stream) => unsentBytes(stream) > 0);
   if (responses.length > 0 && !moving) {
