@@ -9,15 +9,17 @@ import type { HttpRequest, HttpResponse } from './messages.js';
 // T-4: what every response carries, including the ones written here.
 const SECURITY_HEADERS = { 'X-Content-Type-Options': 'nosniff', 'Content-Security-Policy': "default-src 'none'; frame-ancestors 'none'" } as const;
 
+/** Sockets already set to close after their response in flight (one listener and one timer each). */
+const closingAfter = new WeakSet<Socket>();
+
 /**
  * Malformed requests that never reach a handler (bad framing, smuggling shapes, huge headers) get
  * a problem response and a closed connection (RFC 9112 §6.3: 400, then close). llhttp reports
  * some framing errors (a Transfer-Encoding other than chunked, a bad chunk) only after it has
  * handed the request to the handler: that request's response, not yet started, carries the 400.
+ * `stallMs` (the request time-out) bounds how long a response in flight may hold its connection
+ * open after such an error.
  */
-/** Sockets already set to close after their response in flight (one listener and one timer each). */
-const closingAfter = new WeakSet<Socket>();
-
 export function clientErrorHandler(extraHeaders: Readonly<Record<string, string>>, stallMs: number): (error: Error & { code?: string }, socket: Socket) => void {
   return (error, socket) => {
     const status = error.code === 'HPE_HEADER_OVERFLOW' ? 431 : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;

@@ -6,6 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import fsPromises, { type FileHandle } from 'node:fs/promises';
+import { constants } from 'node:fs';
 import { syncBuiltinESMExports } from 'node:module';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -114,14 +115,16 @@ for (const protocol of PROTOCOLS) test(`U-1 SIGKILL at ${RUNS[protocol]} random 
 });
 
 // Failure injection at the file level: the store's journal appends go through a FileHandle opened
-// 'r+' on `<store>.journal` (lib/store/file/replica.ts). Wrapping fs/promises.open lets one write or
+// read-write on `<store>.journal` (lib/store/file/replica.ts). Wrapping fs/promises.open lets one write or
 // one fsync of that handle fail, as a full disk (ENOSPC) or a failing device (EIO) would.
 type Fault = 'write' | 'datasync';
 const faults: { armed: Fault | undefined } = { armed: undefined };
 const originalOpen = fsPromises.open;
 (fsPromises as { open: typeof fsPromises.open }).open = (async (...args: Parameters<typeof fsPromises.open>) => {
   const handle: FileHandle = await originalOpen(...args);
-  if (String(args[0]).endsWith('.journal') && args[1] === 'r+') {
+  // 'r+', or the same as open(2)'s flags (the store opens its files with O_NOFOLLOW: lib/fs/private-files.ts).
+  const readWrite = args[1] === 'r+' || (typeof args[1] === 'number' && (args[1] & (constants.O_WRONLY | constants.O_RDWR)) === constants.O_RDWR);
+  if (String(args[0]).endsWith('.journal') && readWrite) {
     for (const method of ['write', 'datasync'] as const) {
       const real = handle[method].bind(handle) as (...a: unknown[]) => Promise<unknown>;
       (handle as unknown as Record<string, unknown>)[method] = async (...a: unknown[]) => {
