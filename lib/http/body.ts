@@ -27,6 +27,7 @@ export function readBody(source: BodySource, declaredLength: string | undefined,
     if (parsed === undefined) return Promise.reject(readElsewhere());
     return parsed.length > limit ? Promise.reject(tooLarge(limit)) : Promise.resolve(parsed);
   }
+  continueNow(source);
   // The body is read after authentication (P-0), so the client may already be gone (a stream that
   // ended first and was then destroyed, as every Readable is after 'end', was read: above).
   if (source.destroyed || source.readableAborted) return Promise.reject(unreadable());
@@ -79,6 +80,27 @@ export function readBody(source: BodySource, declaredLength: string | undefined,
 }
 
 const EMPTY = Buffer.alloc(0);
+
+/** Requests that asked `Expect: 100-continue` and have not been told to go on, with the response to tell them by. */
+const awaitingContinue = new WeakMap<object, { writeContinue(): void }>();
+
+/**
+ * RFC 9110 §10.1.1: a request that says `Expect: 100-continue` gets `100 Continue` only when its
+ * body is about to be read, that is after routing, authentication and the checks that need no body:
+ * a refusal (401, 403, 404, 412, 429…) comes instead, and the client never sends a body for nothing.
+ * For node:http's and node:http2's 'checkContinue' (the server then sends nothing by itself).
+ */
+export function continueWhenRead(req: object, res: { writeContinue(): void }): void {
+  awaitingContinue.set(req, res);
+}
+
+/** Sends the 100 `continueWhenRead` held back, once, as the body is about to be read. */
+function continueNow(source: BodySource): void {
+  const res = awaitingContinue.get(source);
+  if (res === undefined) return;
+  awaitingContinue.delete(source);
+  res.writeContinue();
+}
 
 /**
  * An HTTP/1.1 message off a socket with a body (RFC 9112 §6.3: Content-Length > 0, or

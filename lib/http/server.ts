@@ -7,6 +7,7 @@ import { TLS_CIPHERS } from '../tls/ciphers.js';
 import { answerHeadersTooLarge, clientErrorHandler, headerListTooLarge, refuseConnect, refuseConnectStream } from './client-error.js';
 import type { StreamHandler } from './dispatch.js';
 import { guardSessions, type SessionGuard } from './http2-sessions.js';
+import { continueWhenRead } from './body.js';
 import type { RequestHandler } from './messages.js';
 
 export interface ListenerOptions {
@@ -96,6 +97,12 @@ export async function startListeners(options: ListenerOptions, handler: RequestH
     secure = createHttpsServer({ ...http1Limits, ...tls, cert: options.cert, key: options.key, handshakeTimeout: options.headersTimeoutMs }, serve);
   }
   cutUnfinishedHandshakes(secure);
+  // Expect: 100-continue: the 100 waits until a handler reads the body (after authentication).
+  const checkContinue = (req: Parameters<RequestHandler>[0], res: Parameters<RequestHandler>[1]): void => {
+    continueWhenRead(req, res as unknown as { writeContinue(): void });
+    secure.emit('request', req, res);
+  };
+  secure.on('checkContinue', checkContinue);
   // A TLS socket that never sends a request line is not covered by headersTimeout in every Node
   // version: give each HTTP/1.1 connection an idle time-out as well. (An HTTP/2 session reads its
   // socket outside JavaScript, which would not see the activity; http2-sessions.ts guards those.)
@@ -118,6 +125,10 @@ export async function startListeners(options: ListenerOptions, handler: RequestH
   let plain: HttpServer | undefined;
   if (options.httpPort !== undefined) {
     plain = createHttpServer(http1Limits, serve);
+    plain.on('checkContinue', (req, res) => {
+      continueWhenRead(req, res);
+      serve(req, res);
+    });
     servers.push(plain);
   }
   secure.on('clientError', clientErrorHandler(hsts, options.requestTimeoutMs));
@@ -205,7 +216,7 @@ export function nodeHttpLimits(limits: HttpLimits) {
  * (HTTP/1.1 on this port needs one): that listener is removed, so no Http2ServerRequest and
  * Http2ServerResponse are made per stream, and each session's streams come here instead. What the
  * compatibility layer did before calling the handler is done here: CONNECT (RFC 9113 §8.5) is
- * refused, `Expect: 100-continue` gets its 100 (RFC 9110 §10.1.1), and a header block over the
+ * refused, `Expect: 100-continue` gets its 100 when its body is read (RFC 9110 §10.1.1), and a header block over the
  * limit gets a 431 (L-1).
  */
 function serveStreams(server: Http2SecureServer, serve: StreamHandler, maxHeaderBytes: number, hsts: Readonly<Record<string, string>>): void {
@@ -220,7 +231,10 @@ function serveStreams(server: Http2SecureServer, serve: StreamHandler, maxHeader
       if (headerListTooLarge(rawHeaders, maxHeaderBytes)) answerHeadersTooLarge(stream, hsts);
       else if (headers[':method'] === 'CONNECT') refuseConnectStream(stream, hsts);
       else {
-        if (headers.expect === '100-continue') stream.additionalHeaders({ ':status': 100 });
+        // Its 100 when the body is read, as over HTTP/1.1 (continueWhenRead).
+        if (typeof headers.expect === 'string' && /^100-continue$/i.test(headers.expect)) {
+          continueWhenRead(stream, { writeContinue: () => !stream.headersSent && !stream.closed && stream.additionalHeaders({ ':status': 100 }) });
+        }
         serve(stream, headers, peer);
       }
     });
