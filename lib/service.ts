@@ -293,7 +293,18 @@ export function createService(options: ServiceOptions = {}): Service {
         });
       }
       try {
-        listeners = await startListeners({ ...config, cert, key, onListenerError: (error) => log.error('listener error', error) }, handler);
+        listeners = await startListeners(
+          {
+            ...config,
+            cert,
+            key,
+            onListenerError: (error) => log.error('listener error', error),
+            // C-6: what the HTTP parser refused is answered without a handler: a line of its own,
+            // at warn like any 4xx request line.
+            onRefusedRequest: (fields) => log.warn('request refused by the HTTP parser', fields),
+          },
+          handler,
+        );
         if (metrics !== undefined && config.metricsPort !== undefined) {
           scrape = await startMetricsListener(config.host, config.metricsPort, metrics.render, config);
         }

@@ -18,9 +18,13 @@ const closingAfter = new WeakSet<Socket>();
  * some framing errors (a Transfer-Encoding other than chunked, a bad chunk) only after it has
  * handed the request to the handler: that request's response, not yet started, carries the 400.
  * `stallMs` (the request time-out) bounds how long a response in flight may hold its connection
- * open after such an error.
+ * open after such an error; `onRefused` hears of each refusal written here (the log's line for it).
  */
-export function clientErrorHandler(extraHeaders: Readonly<Record<string, string>>, stallMs: number): (error: Error & { code?: string }, socket: Socket) => void {
+export function clientErrorHandler(
+  extraHeaders: Readonly<Record<string, string>>,
+  stallMs: number,
+  onRefused?: (fields: { readonly status: number; readonly code: string; readonly address: string }) => void,
+): (error: Error & { code?: string }, socket: Socket) => void {
   return (error, socket) => {
     const status = error.code === 'HPE_HEADER_OVERFLOW' ? 431 : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
     const title = status === 431 ? 'Request Header Fields Too Large' : status === 408 ? 'Request Timeout' : 'Bad Request';
@@ -56,6 +60,8 @@ export function clientErrorHandler(extraHeaders: Readonly<Record<string, string>
       return;
     }
     socket.end(rawResponse(status, title, headers, body));
+    // C-6: a request the parser refused never reaches the dispatcher, which logs the others.
+    onRefused?.({ status, code: error.code ?? 'unknown', address: socket.remoteAddress ?? '' });
   };
 }
 

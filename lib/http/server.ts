@@ -28,6 +28,8 @@ export interface ListenerOptions {
   readonly hstsMaxAge?: number | false;
   /** Errors of a listening server (an accept() that failed, EMFILE): reported, never fatal (L-2). */
   readonly onListenerError?: (error: Error) => void;
+  /** Told of each HTTP/1.1 request the parser refused (400, 408, 431), which no handler sees. */
+  readonly onRefusedRequest?: (fields: { readonly status: number; readonly code: string; readonly address: string }) => void;
 }
 
 export interface Listeners {
@@ -83,15 +85,17 @@ export async function startListeners(options: ListenerOptions, handler: RequestH
         peerMaxConcurrentStreams: MAX_CONCURRENT_STREAMS,
       },
       (req, res) => {
-        if (req.httpVersionMajor === 2 && headerListTooLarge(req.rawHeaders, options.maxHeaderBytes)) answerHeadersTooLarge(res as Http2ServerResponse, hsts);
-        else serve(req, res);
+        if (req.httpVersionMajor === 2 && headerListTooLarge(req.rawHeaders, options.maxHeaderBytes)) {
+          answerHeadersTooLarge(res as Http2ServerResponse, hsts);
+          options.onRefusedRequest?.({ status: 431, code: 'header-list-too-large', address: req.socket.remoteAddress ?? '' });
+        } else serve(req, res);
       },
     );
     // HTTP/1.1 connections on this port run on Node's http.Server machinery, which reads its
     // limits from these properties of the server.
     Object.assign(server, http1Limits);
     sessions = guardSessions(server, options);
-    if (handler.stream !== undefined) serveStreams(server, handler.stream, options.maxHeaderBytes, hsts);
+    if (handler.stream !== undefined) serveStreams(server, handler.stream, options.maxHeaderBytes, hsts, options.onRefusedRequest);
     secure = server;
   } else {
     secure = createHttpsServer({ ...http1Limits, ...tls, cert: options.cert, key: options.key, handshakeTimeout: options.headersTimeoutMs }, serve);
@@ -131,8 +135,8 @@ export async function startListeners(options: ListenerOptions, handler: RequestH
     });
     servers.push(plain);
   }
-  secure.on('clientError', clientErrorHandler(hsts, options.requestTimeoutMs));
-  plain?.on('clientError', clientErrorHandler({}, options.requestTimeoutMs));
+  secure.on('clientError', clientErrorHandler(hsts, options.requestTimeoutMs, options.onRefusedRequest));
+  plain?.on('clientError', clientErrorHandler({}, options.requestTimeoutMs, options.onRefusedRequest));
   // Without a listener Node drops a CONNECT without a word (HTTP/1.1) or with a bare 405 (HTTP/2).
   secure.on('connect', refuseConnect(hsts));
   plain?.on('connect', refuseConnect({}));
@@ -219,7 +223,7 @@ export function nodeHttpLimits(limits: HttpLimits) {
  * refused, `Expect: 100-continue` gets its 100 when its body is read (RFC 9110 §10.1.1), and a header block over the
  * limit gets a 431 (L-1).
  */
-function serveStreams(server: Http2SecureServer, serve: StreamHandler, maxHeaderBytes: number, hsts: Readonly<Record<string, string>>): void {
+function serveStreams(server: Http2SecureServer, serve: StreamHandler, maxHeaderBytes: number, hsts: Readonly<Record<string, string>>, onRefused: ListenerOptions['onRefusedRequest']): void {
   server.removeAllListeners('stream');
   server.on('session', (session: ServerHttp2Session) => {
     // Read once per connection: the session's socket is a proxy object, slow to ask per stream.
@@ -228,8 +232,10 @@ function serveStreams(server: Http2SecureServer, serve: StreamHandler, maxHeader
       // An RST_STREAM with an error code is emitted as an 'error' of the stream: the client gave
       // it up, nothing to answer (the body reader sees it as 'aborted').
       stream.on('error', ignoreStreamError);
-      if (headerListTooLarge(rawHeaders, maxHeaderBytes)) answerHeadersTooLarge(stream, hsts);
-      else if (headers[':method'] === 'CONNECT') refuseConnectStream(stream, hsts);
+      if (headerListTooLarge(rawHeaders, maxHeaderBytes)) {
+        answerHeadersTooLarge(stream, hsts);
+        onRefused?.({ status: 431, code: 'header-list-too-large', address: peer });
+      } else if (headers[':method'] === 'CONNECT') refuseConnectStream(stream, hsts);
       else {
         // Its 100 when the body is read, as over HTTP/1.1 (continueWhenRead).
         if (typeof headers.expect === 'string' && /^100-continue$/i.test(headers.expect)) {

@@ -116,6 +116,25 @@ test('L-1 a header block over 16 KiB is 431', async (t) => {
   assert.match(out, /^HTTP\/1\.1 431 /);
 });
 
+test('C-6 requests the HTTP parser refuses (431, 400) are logged, though no handler sees them', async (t) => {
+  const s = await startService(t);
+  const port = Number(new URL(s.url).port);
+  const send = (raw: string) =>
+    new Promise<string>((resolve) => {
+      const socket = tlsConnect({ host: '127.0.0.1', port, servername: 'localhost', ca: s.ca, ALPNProtocols: ['http/1.1'] }, () => socket.write(raw));
+      let text = '';
+      socket.on('data', (d) => (text += d.toString('latin1')));
+      socket.on('close', () => resolve(text));
+      socket.on('error', () => resolve(text));
+    });
+  assert.match(await send(`GET /api/something HTTP/1.1\r\nHost: localhost\r\nX-Big: ${'b'.repeat(17_000)}\r\n\r\n`), /^HTTP\/1\.1 431 /);
+  assert.match(await send('GARBAGE\r\n\r\n'), /^HTTP\/1\.1 400 /);
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  const refused = s.logs.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l['msg'] === 'request refused by the HTTP parser');
+  assert.deepEqual(refused.map((l) => [l['status'], l['code'], l['level']]), [[431, 'HPE_HEADER_OVERFLOW', 'warn'], [400, 'HPE_INVALID_METHOD', 'warn']]);
+  assert.match(String(refused[0]?.['address']), /127\.0\.0\.1/);
+});
+
 // HTTP/1.1 only: headers dribbled on a raw socket (h2: http2.test.ts).
 test('L-1 slow headers are cut at the time-out while other clients are served', async (t) => {
   const s = await startService(t, { headersTimeoutMs: 1_000, requestTimeoutMs: 2_000 });
