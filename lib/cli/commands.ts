@@ -53,6 +53,8 @@ export const COMMANDS: readonly Command[] = [
     store: 'existing',
     run: (ctx) =>
       withService(ctx, async (s, name) => {
+        // Before a terminal asks for a password that would go nowhere.
+        if (!(await s.users.list()).some((user) => user.name === name)) throw new ServiceError('ERR_USER_NOT_FOUND', `no user "${name}"`);
         await s.users.setPassword(name, await readPassword(ctx.io, 'New password'));
         ctx.io.stderr.write(`changed the password of "${name}"\n`);
       }),

@@ -129,3 +129,19 @@ test('U-6 every command but serve refuses --store :memory: (what it wrote would 
   }
   assert.equal(existsSync(join(dir, 'data')), false, 'nothing written');
 });
+
+test('user passwd of a user who does not exist says so before it waits for a password (exit 1)', async (t) => {
+  const dir = await tempDir(t);
+  const store = join(dir, 'users.json');
+  assert.equal((await run(['user', 'add', 'ann', '--store', store], { input: PW, env: FAST })).code, 0);
+  const { spawn } = await import('node:child_process');
+  const { BIN } = await import('../helpers/cli.js');
+  // Its standard input stays open and says nothing, as a terminal waiting for someone to type.
+  const child = spawn(process.execPath, [BIN, 'user', 'passwd', 'ghost', '--store', store], { stdio: ['pipe', 'pipe', 'pipe'] });
+  t.after(() => child.kill('SIGKILL'));
+  let stderr = '';
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  const code = await Promise.race([exited(child), new Promise<string>((resolve) => setTimeout(() => resolve('still waiting'), 10_000))]);
+  assert.equal(code, 1, stderr);
+  assert.match(stderr, /no user "ghost"/);
+});
