@@ -1,6 +1,7 @@
 // What listen() checks before it writes anything (the store, a development certificate, the
 // Digest key): a bad value leaves nothing behind. Only reads: the certificate pair given, the host
-// name, the development certificate's directory, a Digest key file that is already there.
+// name, the development certificate's directory (a file, or open to other users), a Digest key
+// file that is already there.
 import { lookup } from 'node:dns/promises';
 import { stat } from 'node:fs/promises';
 import { isIP } from 'node:net';
@@ -8,6 +9,7 @@ import { loadDigestKey } from './auth/digest-vault.js';
 import type { Config } from './config.js';
 import { ServiceError } from './errors.js';
 import { checkCertificatePair, readCertificatePair, type CertificatePair } from './tls/certificate-pair.js';
+import { checkCertDirectory } from './tls/dev-cert.js';
 
 /** The certificate pair to serve (read and checked), or undefined for a development certificate. */
 export async function preflight(config: Config): Promise<CertificatePair | undefined> {
@@ -23,6 +25,7 @@ export async function preflight(config: Config): Promise<CertificatePair | undef
   if (pair === undefined) {
     const info = await stat(config.certDir).catch(() => undefined);
     if (info !== undefined && !info.isDirectory()) throw new ServiceError('ERR_INVALID_OPTION', `certDir "${config.certDir}" is not a directory (the development certificate goes there)`);
+    if (info !== undefined) await checkCertDirectory(config.certDir);
   }
   if (config.digest && !config.digestKeyBesideStore) await loadDigestKey(config.digestKeyFile, { create: false });
   return pair;

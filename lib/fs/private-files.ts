@@ -62,9 +62,10 @@ export async function checkStoreFile(path: string, warn?: SafetyWarn): Promise<v
  * without the sticky bit (with the sticky bit, as in /tmp, only a file's owner can rename or
  * delete it, and every store file is checked to be ours). A group-writable directory is accepted
  * only when the group is our own, as with Debian's per-user groups; `dir` must be a real path.
- * `owner` names what the directory holds in the message (the development certificate's too).
+ * `subject` names what the directory holds in the messages (the development certificate's too).
  */
-export async function checkStoreDirectory(dir: string, owner = 'the users store'): Promise<void> {
+export async function checkStoreDirectory(dir: string, subject: Subject = STORE): Promise<void> {
+  const { owner, files } = subject;
   if (!posixOwnership()) return;
   const uid = process.geteuid?.() ?? -1;
   const gid = process.getegid?.() ?? -1;
@@ -73,18 +74,18 @@ export async function checkStoreDirectory(dir: string, owner = 'the users store'
     try {
       info = await lstat(current);
     } catch (error) {
-      throw unsafe(`cannot inspect the directory ${current}: ${describe(error)}`, 'check the path and its permissions');
+      throw unsafe(`cannot inspect the directory ${current}: ${describe(error)}`, 'check the path and its permissions', subject);
     }
     const sticky = (info.mode & STICKY) !== 0;
     const where = current === dir ? `${owner}'s directory ${current}` : `the directory ${current}, above ${owner},`;
     if (info.uid !== uid && info.uid !== 0) {
-      throw unsafe(`${where} is owned by ${who(info.uid)}, who could replace the store's files`, 'keep the store in a directory of your own');
+      throw unsafe(`${where} is owned by ${who(info.uid)}, who could replace ${files}`, `keep ${files} in a directory of your own`, subject);
     }
     if (!sticky && (info.mode & 0o002) !== 0) {
-      throw unsafe(`${where} is writable by others (mode ${octal(info.mode)}) without the sticky bit`, 'run chmod o-w on it, or keep the store elsewhere');
+      throw unsafe(`${where} is writable by others (mode ${octal(info.mode)}) without the sticky bit`, `run chmod o-w on it, or keep ${files} elsewhere`, subject);
     }
     if (!sticky && (info.mode & 0o020) !== 0 && info.gid !== gid) {
-      throw unsafe(`${where} is writable by group ${info.gid} (mode ${octal(info.mode)}) without the sticky bit`, 'run chmod g-w on it, or keep the store elsewhere');
+      throw unsafe(`${where} is writable by group ${info.gid} (mode ${octal(info.mode)}) without the sticky bit`, `run chmod g-w on it, or keep ${files} elsewhere`, subject);
     }
     if (dirname(current) === current) return;
   }
@@ -122,7 +123,9 @@ export async function openPrivate(path: string, flags: keyof typeof OPEN_FLAGS, 
   if (!posixOwnership() || constants.O_NOFOLLOW === undefined) return open(path, flags, mode);
   let handle: FileHandle;
   try {
-    handle = await open(path, OPEN_FLAGS[flags] | constants.O_NOFOLLOW, mode);
+    // O_NONBLOCK: a FIFO planted there would otherwise hold the open (and a thread) for ever
+    // before it could be refused; on a regular file it changes nothing.
+    handle = await open(path, OPEN_FLAGS[flags] | constants.O_NOFOLLOW | constants.O_NONBLOCK, mode);
   } catch (error) {
     if (errorCode(error) === 'ELOOP') throw unsafe(`${path} is a symbolic link, and a file of the users store must be a regular file`, 'remove the link');
     throw error;
@@ -131,6 +134,9 @@ export async function openPrivate(path: string, flags: keyof typeof OPEN_FLAGS, 
     const info = await handle.stat();
     if (!info.isFile()) throw unsafe(`${path} is not a regular file`, 'move it away');
     assertOwner(info, path);
+    // A hard link planted there to a file of ours (where the kernel allows it) would have us
+    // write into that file; the store's own files are only ever replaced by rename: one link.
+    if (flags !== 'r' && info.nlink !== 1) throw unsafe(`${path} has ${info.nlink} hard links, and a file the users store writes must have one`, 'move it away');
     return handle;
   } catch (error) {
     await handle.close();
@@ -146,8 +152,20 @@ export function assertLinkOwner(info: Owned, path: string): void {
   throw unsafe(`the symbolic link ${path} is owned by ${who(Number(info.uid))}, who could point the store anywhere`, 'use a path of your own');
 }
 
-export function unsafe(problem: string, fix: string): ServiceError {
-  return new ServiceError('ERR_STORE_UNSAFE', `unsafe users store: ${problem}; ${fix}.`);
+/** What a refusal is about: the users store's files, or the development certificate's. */
+export interface Subject {
+  /** The thing whose directory it is ("the users store"). */
+  readonly owner: string;
+  /** Its files, as the fix names them ("the store"). */
+  readonly files: string;
+  /** The message's first words ("unsafe users store"). */
+  readonly heading: string;
+}
+
+export const STORE: Subject = { owner: 'the users store', files: 'the store', heading: 'unsafe users store' };
+
+export function unsafe(problem: string, fix: string, subject: Subject = STORE): ServiceError {
+  return new ServiceError('ERR_STORE_UNSAFE', `${subject.heading}: ${problem}; ${fix}.`);
 }
 
 function posixOwnership(): boolean {

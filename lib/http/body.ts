@@ -116,13 +116,16 @@ function announcesBody(source: BodySource, declaredLength: string | undefined): 
 /**
  * The body a parser mounted before the service left on `req.body`, as bytes again: express.raw()'s
  * Buffer, express.text()'s string, express.json()'s value (as JSON: what it parsed is what the
- * service would have). Undefined for anything else (a form's fields: no route here takes a form).
+ * service would have; a bare JSON string, from `strict: false`, is taken as text). Undefined for
+ * anything else (a form's fields: no route here takes a form).
  */
 function parsedElsewhere(source: BodySource): Buffer | undefined {
   const { body, headers } = source as BodySource & { readonly body?: unknown; readonly headers?: Readonly<Record<string, string | string[] | undefined>> };
+  if (body === undefined) return undefined;
   if (Buffer.isBuffer(body)) return body;
+  // Text a parser left as text (express.text(), whatever the type) is the body's own text.
   if (typeof body === 'string') return Buffer.from(body, 'utf8');
-  if (typeof body !== 'object' || body === null) return undefined;
+  // A value express.json() parsed (an object, an array; without `strict`, a number, true, null) is JSON again.
   const type = parseContentType(typeof headers?.['content-type'] === 'string' ? headers['content-type'] : undefined)?.type ?? '';
   return type === 'application/json' || type.endsWith('+json') ? Buffer.from(JSON.stringify(body), 'utf8') : undefined;
 }

@@ -60,8 +60,9 @@ export function clientErrorHandler(
       return;
     }
     socket.end(rawResponse(status, title, headers, body));
-    // C-6: a request the parser refused never reaches the dispatcher, which logs the others.
-    onRefused?.({ status, code: error.code ?? 'unknown', address: socket.remoteAddress ?? '' });
+    // C-6: a request the parser refused never reaches the dispatcher, which logs the others. A
+    // time-out (408) is no request refused: most are connections that never sent one.
+    if (status !== 408) onRefused?.({ status, code: error.code ?? 'unknown', address: socket.remoteAddress ?? '' });
   };
 }
 

@@ -175,7 +175,10 @@ export function createDispatcher(options: DispatchOptions): Dispatcher {
       // S-6: the store is busy (another process holds the lock), unreachable or cannot write, or
       // (P-8) the hashing queue is full: nothing was changed, and credentials that could not be
       // checked never get a 401.
-      if (retry.code !== 'ERR_HASH_BUSY') log.warn('store unavailable', { id: ctx.id, code: retry.code, message: (error as Error).message });
+      // A store that cannot be read (ERR_STORE_CORRUPT: a damaged file, a bad row) needs its operator: an error line.
+      const fields = { id: ctx.id, code: retry.code, message: (error as Error).message };
+      if (retry.code === 'ERR_STORE_CORRUPT') log.error('store unreadable', undefined, fields);
+      else if (retry.code !== 'ERR_HASH_BUSY') log.warn('store unavailable', fields);
       p = problem(503, 'overloaded', { detail: retry.detail });
       headers = { 'retry-after': '1' };
     } else {

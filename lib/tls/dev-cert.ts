@@ -17,7 +17,7 @@ import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { writeDurably } from '../fs/durable-write.js';
 import { isErrno } from '../fs/errno.js';
-import { checkStoreDirectory } from '../fs/private-files.js';
+import { checkStoreDirectory, type Subject } from '../fs/private-files.js';
 import { processExists } from '../fs/process-exists.js';
 import { der } from './der.js';
 
@@ -128,7 +128,7 @@ export async function ensureDevCertificate(dir: string, options: { now?: () => n
   const keyPath = join(dir, KEY_FILE);
   // Private, whatever the umask: another local user who could replace the pair here would be served as us.
   await mkdir(dir, { recursive: true, mode: 0o700 });
-  await checkStoreDirectory(await realpath(dir), 'the development certificate');
+  await checkCertDirectory(dir);
 
   for (let attempt = 0; attempt < 3; attempt += 1) {
     const existing = await readUsablePair(certPath, keyPath, readNow(now));
@@ -148,6 +148,13 @@ export async function ensureDevCertificate(dir: string, options: { now?: () => n
     if (onDisk?.cert === written.cert && onDisk.key === written.key) return { ...written, certPath, keyPath, created: true };
   }
   throw new Error(`could not create a consistent development certificate in ${dir}`);
+}
+
+const DEV_CERT: Subject = { owner: 'the development certificate', files: 'the certificate', heading: 'unsafe development certificate' };
+
+/** Refuses a directory (or one above it) where another user could replace the pair (the store's rules: private-files.ts). */
+export async function checkCertDirectory(dir: string): Promise<void> {
+  await checkStoreDirectory(await realpath(dir), DEV_CERT);
 }
 
 function readNow(now: (() => number) | undefined): number {

@@ -2,7 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
-import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -448,12 +448,19 @@ test('C-2 serve checks what it can before it writes: a key not of its certificat
   await writeFile(join(dir, 'a-file'), 'not a directory');
   await mkdir(join(dir, 'a-dir'));
   await writeFile(join(dir, 'open.key'), randomBytes(32), { mode: 0o644 });
+  await mkdir(join(dir, 'open-dir'));
+  await chmod(join(dir, 'open-dir'), 0o777);
   const cases: [string[], RegExp][] = [
     [['--cert', 'a.crt', '--key', 'b.key'], /the key does not belong to the certificate/],
     [['--host', 'nosuchhost.invalid'], /host "nosuchhost\.invalid" does not resolve/],
     [['--cert-dir', 'a-file'], /a-file" is not a directory/],
     [['--digest', '--digest-key', 'a-dir'], /digest key .*a-dir is not a regular file/],
-    ...(process.platform === 'win32' ? [] : [[['--digest', '--digest-key', 'open.key'], /open to group or others/] as [string[], RegExp]]),
+    ...(process.platform === 'win32'
+      ? []
+      : ([
+          [['--digest', '--digest-key', 'open.key'], /open to group or others/],
+          [['--cert-dir', 'open-dir'], /unsafe development certificate: the development certificate's directory .*open-dir is writable by others/],
+        ] as [string[], RegExp][])),
   ];
   for (const [args, message] of cases) {
     const r = await run(['serve', '--port', '0', '--scrypt-ln', '10', ...args], { cwd: dir });
@@ -461,6 +468,6 @@ test('C-2 serve checks what it can before it writes: a key not of its certificat
     assert.match(r.stderr, message, args.join(' '));
     assert.equal(r.stderr.trim().split('\n').length, 1, `one line: ${r.stderr}`);
     const left = (await readdir(dir)).sort();
-    assert.deepEqual(left, ['a-dir', 'a-file', 'a.crt', 'b.key', 'open.key'], `${args.join(' ')} left ${left.join(', ')}`);
+    assert.deepEqual(left, ['a-dir', 'a-file', 'a.crt', 'b.key', 'open-dir', 'open.key'], `${args.join(' ')} left ${left.join(', ')}`);
   }
 });

@@ -403,8 +403,9 @@ test('H-3 / L-2 a file store that goes away or stops parsing while serving: /rea
   const kept = await readFile(journal);
   await writeFile(journal, '{bad\n');
   await unavailable('its journal unreadable');
-  const warned = lines.map((l) => JSON.parse(l) as { msg: string; code?: string; message?: string }).find((l) => l.msg === 'store unavailable' && l.code === 'ERR_STORE_CORRUPT');
-  assert.match(warned?.message ?? '', /users\.json\.journal cannot be read/, 'the log says which file and why');
+  const logged = lines.map((l) => JSON.parse(l) as { msg: string; level: string; code?: string; message?: string }).find((l) => l.msg === 'store unreadable' && l.code === 'ERR_STORE_CORRUPT');
+  assert.match(logged?.message ?? '', /users\.json\.journal cannot be read/, 'the log says which file and why');
+  assert.equal(logged?.level, 'error', 'for the operator to act on');
   assert.equal(lines.some((l) => l.includes('unhandled error')), false);
   await writeFile(journal, kept);
   await well('repaired');

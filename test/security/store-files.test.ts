@@ -383,3 +383,25 @@ test('U-1 a side file planted as a symbolic link after start (the ledger, made a
   assert.equal(await readFile(target, 'utf8'), 'echo hello\n', 'nothing appended through the link');
   assert.equal((await lstat(`${store}.ledger`)).isSymbolicLink(), true, 'the link is left for the operator to see');
 });
+
+test('U-1 a FIFO or a hard link planted where a side file is made later is refused at once, never opened for writing nor waited on', { skip: !posix && 'POSIX files' }, async (t) => {
+  const dir = await tempDir(t);
+  const store = join(dir, 'users.json');
+  const s = createService({ store, scrypt: FAST_SCRYPT, log: false });
+  t.after(() => s.close(100));
+  await s.users.add('ann', 'velvet-harbor-lantern-42');
+  const failedLogin = () => s.fetch('https://localhost/user/ann.json', { headers: { authorization: basic('ann', 'a-wrong-passphrase') } });
+  // A hard link to a file of ours: the same regular file, ours, with two names.
+  const target = join(dir, 'rc.sh');
+  await writeFile(target, 'echo hello\n');
+  const { link } = await import('node:fs/promises');
+  await link(target, `${store}.ledger`);
+  assert.equal((await failedLogin()).status, 503);
+  assert.equal(await readFile(target, 'utf8'), 'echo hello\n', 'nothing appended through the hard link');
+  await unlink(`${store}.ledger`);
+  // A FIFO: opening it to write would wait for a reader for ever.
+  assert.equal(spawnSync('mkfifo', [`${store}.ledger`]).status, 0);
+  const started = performance.now();
+  assert.equal((await failedLogin()).status, 503);
+  assert.ok(performance.now() - started < 5_000, 'answered at once');
+});
