@@ -11,6 +11,8 @@ import { basic, testCertificate } from '../helpers/service.js';
 import { BIN, CURL_PROTOCOL_FLAG, curlSkip, exited, run, serve, serveInTemp } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
 import { openStore } from '../../lib/store/open.js';
+import { createSelfSignedCertificate } from '../../lib/tls/dev-cert.js';
+import { randomBytes } from 'node:crypto';
 
 const pkg = JSON.parse(await readFile(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string; bin: Record<string, string> };
 const FAST = ['--scrypt-ln', '10'];
@@ -438,8 +440,6 @@ test('C-6 a reader that goes away (`httpskit serve | head -1`, `user list | head
 });
 
 test('C-2 serve checks what it can before it writes: a key not of its certificate, a host that does not resolve, a --cert-dir or --digest-key that cannot be used leave no store and no certificate behind (exit 1, one line)', async (t) => {
-  const { createSelfSignedCertificate } = await import('../../lib/tls/dev-cert.js');
-  const { randomBytes } = await import('node:crypto');
   const dir = await tempDir(t);
   const one = createSelfSignedCertificate();
   const other = createSelfSignedCertificate();

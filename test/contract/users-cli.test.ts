@@ -7,8 +7,8 @@ import { tmpdir } from 'node:os';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { PROTOCOLS, request } from '../helpers/https.js';
-import type { ChildProcess } from 'node:child_process';
-import { exited, run, serve } from '../helpers/cli.js';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { BIN, exited, run, serve } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
 
 const PW = 'violet-initial-passphrase-8\n';
@@ -134,8 +134,6 @@ test('user passwd of a user who does not exist says so before it waits for a pas
   const dir = await tempDir(t);
   const store = join(dir, 'users.json');
   assert.equal((await run(['user', 'add', 'ann', '--store', store], { input: PW, env: FAST })).code, 0);
-  const { spawn } = await import('node:child_process');
-  const { BIN } = await import('../helpers/cli.js');
   // Its standard input stays open and says nothing, as a terminal waiting for someone to type.
   const child = spawn(process.execPath, [BIN, 'user', 'passwd', 'ghost', '--store', store], { stdio: ['pipe', 'pipe', 'pipe'] });
   t.after(() => child.kill('SIGKILL'));

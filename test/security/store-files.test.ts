@@ -7,7 +7,7 @@
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { chmod, chown, lstat, mkdir, readdir, readFile, rm, stat, symlink, unlink, writeFile } from 'node:fs/promises';
+import { chmod, chown, link, lstat, mkdir, readdir, readFile, rm, stat, symlink, unlink, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -394,7 +394,6 @@ test('U-1 a FIFO or a hard link planted where a side file is made later is refus
   // A hard link to a file of ours: the same regular file, ours, with two names.
   const target = join(dir, 'rc.sh');
   await writeFile(target, 'echo hello\n');
-  const { link } = await import('node:fs/promises');
   await link(target, `${store}.ledger`);
   assert.equal((await failedLogin()).status, 503);
   assert.equal(await readFile(target, 'utf8'), 'echo hello\n', 'nothing appended through the hard link');
