@@ -145,18 +145,18 @@ export function createService(options: ServiceOptions = {}): Service {
   // A failed open (locked or corrupt store) is not remembered: the next request tries again.
   // A-11: a closed service opens nothing again, and once closed answers nothing that needs the
   // store (a request gets 503); while it closes (C-5's shutdown delay) what is open serves on.
-  const refused = (): boolean => lifecycle.finished || (lifecycle.closed && core === undefined);
+  // A start under way (`starting`) opens the store even when close() was called meanwhile:
+  // close() waits for the start to finish, then undoes it (A-11).
+  const refused = (starting = false): boolean => lifecycle.finished || (!starting && lifecycle.closed && core === undefined);
   const inFlight = new InFlight();
   const closedError = (): Promise<never> => Promise.reject(new ServiceError('ERR_SERVICE_STATE', 'the service is closed'));
-  // A start under way opens the store even when close() was called meanwhile: close() waits for
-  // the start to finish, then undoes it (A-11).
   const opened = (starting = false): Promise<Core> =>
-    (starting ? lifecycle.finished : refused()) ? closedError() : (core ??= openCore(config, log, gate, metrics).catch((error: unknown) => {
+    refused(starting) ? closedError() : (core ??= openCore(config, log, gate, metrics).catch((error: unknown) => {
       core = undefined;
       throw error;
     }));
   const ready = (starting = false): Promise<Parts> =>
-    (starting ? lifecycle.finished : refused()) ? closedError() : (parts ??= opened(starting)
+    refused(starting) ? closedError() : (parts ??= opened(starting)
       .then((c) => openHttp(c, config, log, metrics, selector, callerRecords))
       .catch((error: unknown) => {
         parts = undefined;

@@ -101,12 +101,7 @@ export async function startListeners(options: ListenerOptions, handler: RequestH
     secure = createHttpsServer({ ...http1Limits, ...tls, cert: options.cert, key: options.key, handshakeTimeout: options.headersTimeoutMs }, serve);
   }
   cutUnfinishedHandshakes(secure);
-  // Expect: 100-continue: the 100 waits until a handler reads the body (after authentication).
-  const checkContinue = (req: Parameters<RequestHandler>[0], res: Parameters<RequestHandler>[1]): void => {
-    continueWhenRead(req, res as unknown as { writeContinue(): void });
-    secure.emit('request', req, res);
-  };
-  secure.on('checkContinue', checkContinue);
+  continueOnRead(secure);
   // A TLS socket that never sends a request line is not covered by headersTimeout in every Node
   // version: give each HTTP/1.1 connection an idle time-out as well. (An HTTP/2 session reads its
   // socket outside JavaScript, which would not see the activity; http2-sessions.ts guards those.)
@@ -129,10 +124,7 @@ export async function startListeners(options: ListenerOptions, handler: RequestH
   let plain: HttpServer | undefined;
   if (options.httpPort !== undefined) {
     plain = createHttpServer(http1Limits, serve);
-    plain.on('checkContinue', (req, res) => {
-      continueWhenRead(req, res);
-      serve(req, res);
-    });
+    continueOnRead(plain);
     servers.push(plain);
   }
   secure.on('clientError', clientErrorHandler(hsts, options.requestTimeoutMs, options.onRefusedRequest));
@@ -280,4 +272,16 @@ export function listen(server: NetServer, port: number, host: string): Promise<v
 export function origin(scheme: string, host: string, port: number): string {
   const shown = host === '0.0.0.0' || host === '::' ? 'localhost' : host.includes(':') ? `[${host}]` : host;
   return `${scheme}://${shown}:${port}`;
+}
+
+/**
+ * Expect: 100-continue over HTTP/1.1 (and node:http2's compatibility requests): the request goes
+ * to the server's own request listener at once, and its 100 waits until a handler reads the body,
+ * after authentication (continueWhenRead).
+ */
+function continueOnRead(server: HttpsServer | Http2SecureServer | HttpServer): void {
+  server.on('checkContinue', (req: Parameters<RequestHandler>[0], res: Parameters<RequestHandler>[1]) => {
+    continueWhenRead(req, res as unknown as { writeContinue(): void });
+    server.emit('request', req, res);
+  });
 }

@@ -368,38 +368,40 @@ test('U-1 a dangling symlink creates its target, and stays a link', { skip: !pos
   assert.match(listed.stdout, /^dave\tuser\t/);
 });
 
-test('U-1 a side file planted as a symbolic link after start (the ledger, made at the first failed login) is never followed: nothing is written through it', { skip: !posix && 'symbolic links' }, async (t) => {
+/**
+ * A service on a store with ann, before its first failed login (which makes the ledger), and a
+ * file of ours a shell reads later (`rc.sh`): what an attacker would point a planted file at.
+ */
+async function beforeTheLedger(t: TestContext) {
   const dir = await tempDir(t);
   const store = join(dir, 'users.json');
   const s = createService({ store, scrypt: FAST_SCRYPT, log: false });
   t.after(() => s.close(100));
   await s.users.add('ann', 'velvet-harbor-lantern-42');
-  // A file of ours a shell reads later, and a link to it where the ledger will be created.
   const target = join(dir, 'rc.sh');
   await writeFile(target, 'echo hello\n');
-  await symlink(target, `${store}.ledger`);
-  const res = await s.fetch('https://localhost/user/ann.json', { headers: { authorization: basic('$(id>pwned)', 'a-wrong-passphrase') } });
+  const failedLogin = (name = 'ann') => s.fetch('https://localhost/user/ann.json', { headers: { authorization: basic(name, 'a-wrong-passphrase') } });
+  return { ledger: `${store}.ledger`, target, failedLogin };
+}
+
+test('U-1 a side file planted as a symbolic link after start (the ledger, made at the first failed login) is never followed: nothing is written through it', { skip: !posix && 'symbolic links' }, async (t) => {
+  const { ledger, target, failedLogin } = await beforeTheLedger(t);
+  await symlink(target, ledger);
+  const res = await failedLogin('$(id>pwned)');
   assert.equal(res.status, 503, 'the store refuses the link: the request cannot be answered');
   assert.equal(await readFile(target, 'utf8'), 'echo hello\n', 'nothing appended through the link');
-  assert.equal((await lstat(`${store}.ledger`)).isSymbolicLink(), true, 'the link is left for the operator to see');
+  assert.equal((await lstat(ledger)).isSymbolicLink(), true, 'the link is left for the operator to see');
 });
 
 test('U-1 a FIFO or a hard link planted where a side file is made later is refused at once, never opened for writing nor waited on', { skip: !posix && 'POSIX files' }, async (t) => {
-  const dir = await tempDir(t);
-  const store = join(dir, 'users.json');
-  const s = createService({ store, scrypt: FAST_SCRYPT, log: false });
-  t.after(() => s.close(100));
-  await s.users.add('ann', 'velvet-harbor-lantern-42');
-  const failedLogin = () => s.fetch('https://localhost/user/ann.json', { headers: { authorization: basic('ann', 'a-wrong-passphrase') } });
+  const { ledger, target, failedLogin } = await beforeTheLedger(t);
   // A hard link to a file of ours: the same regular file, ours, with two names.
-  const target = join(dir, 'rc.sh');
-  await writeFile(target, 'echo hello\n');
-  await link(target, `${store}.ledger`);
+  await link(target, ledger);
   assert.equal((await failedLogin()).status, 503);
   assert.equal(await readFile(target, 'utf8'), 'echo hello\n', 'nothing appended through the hard link');
-  await unlink(`${store}.ledger`);
+  await unlink(ledger);
   // A FIFO: opening it to write would wait for a reader for ever.
-  assert.equal(spawnSync('mkfifo', [`${store}.ledger`]).status, 0);
+  assert.equal(spawnSync('mkfifo', [ledger]).status, 0);
   const started = performance.now();
   assert.equal((await failedLogin()).status, 503);
   assert.ok(performance.now() - started < 5_000, 'answered at once');

@@ -3,7 +3,7 @@
 import { statSync } from 'node:fs';
 import { stat, type FileHandle } from 'node:fs/promises';
 import { errorCode } from '../../fs/errno.js';
-import { assertOwner, openPrivate } from '../../fs/private-files.js';
+import { openPrivate } from '../../fs/private-files.js';
 
 /** What identifies one version of a file cheaply: any write or replacement changes one of these. */
 export interface FileId {
@@ -49,11 +49,8 @@ export async function readWhole(path: string): Promise<{ bytes: Buffer; id: File
     throw error;
   }
   try {
-    const info = await handle.stat({ bigint: true });
-    // A file created after open in a shared (sticky) directory may be another user's: the
-    // descriptor we read is the one we check.
-    assertOwner(info, path);
-    return { bytes: await handle.readFile(), id: toId(info) };
+    // openPrivate checked the descriptor we read (a file created in a shared, sticky directory may be another user's).
+    return { bytes: await handle.readFile(), id: toId(await handle.stat({ bigint: true })) };
   } finally {
     await handle.close();
   }

@@ -14,7 +14,7 @@
 import type { FileHandle } from 'node:fs/promises';
 import { writeAll, writeDurably } from '../../fs/durable-write.js';
 import { errorCode } from '../../fs/errno.js';
-import { assertOwner, openPrivate } from '../../fs/private-files.js';
+import { openPrivate } from '../../fs/private-files.js';
 import { handleId, readAt, statId, statIdSync, sameId, toId, type FileId } from './files.js';
 
 /** What a catch-up found: nothing new, new lines, a replaced file (read from its start), or no file. */
@@ -122,11 +122,9 @@ export class LineJournal {
     try {
       // The identity of what was opened, not of what stat() saw: a compaction elsewhere may have
       // renamed a new file into place in between, and its bytes are not the old file's.
-      const info = await handle.stat({ bigint: true });
-      // U-1: a file that appeared after open in a shared directory may be another user's; a
-      // journal deleted and re-created by someone else can reuse the inode number.
-      assertOwner(info, this.path);
-      const id = toId(info);
+      // (openPrivate checked this descriptor is a regular file of ours, U-1: a journal deleted and
+      // re-created by someone else can reuse the inode number.)
+      const id = toId(await handle.stat({ bigint: true }));
       const replaced = whole || seen === undefined || id.ino !== seen.ino || id.size < this.#end;
       if (replaced && from === 'onward') return 'replaced';
       const start = replaced ? 0 : this.#end;
