@@ -1,6 +1,6 @@
 import { dirname, join, resolve } from 'node:path';
 import { ServiceError } from './errors.js';
-import { DEFAULT_MAX_UNSENT_BYTES } from './http/http2-sessions.js';
+import { DEFAULT_MAX_UNSENT_BYTES, DEFAULT_MAX_UNSENT_BYTES_TOTAL } from './http/http2-sessions.js';
 import { validateOptionalObject } from './validate.js';
 import { parseTrustProxy, type TrustProxy } from './http/trust-proxy.js';
 import { defineResource, type ServedResource } from './resources/definition.js';
@@ -89,6 +89,14 @@ export interface ServiceOptions {
    */
   maxUnsentBytes?: number;
   /**
+   * L-2 across connections: what all HTTP/2 connections together may hold for their open streams
+   * (the response bytes not yet sent, and 8 KiB for each open stream). Past it new streams are
+   * refused with RST_STREAM(REFUSED_STREAM), which a client may retry, and a larger body with
+   * ENHANCE_YOUR_CALM; past half of it a response that took nothing for a second is cut, so readers
+   * that read nothing lose their connections within seconds. @default 67108864 (64 MiB)
+   */
+  maxUnsentBytesTotal?: number;
+  /**
    * Resources served at /api/<name> besides the built-in `something`: a loader `(query, context) => value`
    * (A-2), or a definition with methods and items `{ get, post, item: { get, put, delete }, schema, … }`
    * (A-5). A method that needs the caller calls `await context.authenticate()` (R-1's machinery).
@@ -167,6 +175,7 @@ export interface Config {
   readonly maxTargetLength: number;
   readonly maxBodyBytes: number;
   readonly maxUnsentBytes: number;
+  readonly maxUnsentBytesTotal: number;
   /** The embedder's resources, checked (A-5: a wrong shape is ERR_INVALID_OPTION naming the resource). */
   readonly resources: ReadonlyMap<string, ServedResource>;
   /** '' or `/segment[/segment…]` without a trailing slash. */
@@ -184,7 +193,7 @@ const KNOWN: { readonly [K in keyof ServiceOptions]-?: true } = {
   host: true, port: true, httpPort: true, http2: true, store: true, postgres: true, cert: true, key: true, certFile: true, keyFile: true, certPollIntervalMs: true, certDir: true, digest: true,
   digestKeyFile: true, trustProxy: true, minPasswordLength: true, realm: true, hstsMaxAge: true, scrypt: true,
   resetTokenTtlMs: true, hashConcurrency: true, hashQueueLimit: true, headersTimeoutMs: true, requestTimeoutMs: true,
-  keepAliveTimeoutMs: true, maxHeaderBytes: true, maxTargetLength: true, maxBodyBytes: true, maxUnsentBytes: true, resources: true, basePath: true, log: true,
+  keepAliveTimeoutMs: true, maxHeaderBytes: true, maxTargetLength: true, maxBodyBytes: true, maxUnsentBytes: true, maxUnsentBytesTotal: true, resources: true, basePath: true, log: true,
   logLevel: true, metricsPort: true, shutdownDelayMs: true, onResetToken: true, onPasswordChanged: true, onUserChanged: true,
 };
 
@@ -273,6 +282,7 @@ export function resolveConfig(options: ServiceOptions = {}): Config {
     maxTargetLength: integer(o.maxTargetLength ?? 8_192, 'maxTargetLength', 64, 1_048_576),
     maxBodyBytes: integer(o.maxBodyBytes ?? 4_096, 'maxBodyBytes', 64, 1_048_576),
     maxUnsentBytes: integer(o.maxUnsentBytes ?? DEFAULT_MAX_UNSENT_BYTES, 'maxUnsentBytes', 65_536, 1_073_741_824),
+    maxUnsentBytesTotal: integer(o.maxUnsentBytesTotal ?? DEFAULT_MAX_UNSENT_BYTES_TOTAL, 'maxUnsentBytesTotal', 1_048_576, 2 ** 40),
     resources,
     basePath: basePathOption(o.basePath ?? ''),
     log: o.log === undefined ? false : logOption(o.log),

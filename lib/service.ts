@@ -302,6 +302,8 @@ export function createService(options: ServiceOptions = {}): Service {
             // C-6: what the HTTP parser refused is answered without a handler: a line of its own,
             // at warn like any 4xx request line.
             onRefusedRequest: (fields) => log.warn('request refused by the HTTP parser', fields),
+            // L-2: readers that take nothing hold the HTTP/2 budget: new streams are refused meanwhile.
+            onBudgetFull: (fields) => log.warn('HTTP/2 connections hold their whole unsent budget: refusing new streams', fields),
           },
           handler,
         );

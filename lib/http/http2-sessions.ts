@@ -3,7 +3,9 @@
 // ends every session with GOAWAY (C-5). L-2 (amended 2026-11-27) for the responses: one whose
 // reader takes no bytes for the request time-out (an HTTP/2 window that never opens) is reset, a
 // session whose every response stalls is destroyed, and the bytes a session holds unsent are
-// bounded.
+// bounded. And across sessions: what all the sessions of a server hold for their streams is
+// bounded too (the budget below), since each connection's own bound, times the connections one
+// client can open, is no bound at all.
 import { constants, type Http2SecureServer, type ServerHttp2Session, type ServerHttp2Stream } from 'node:http2';
 import { lastProgress, unsentBytes } from './send-body.js';
 
@@ -16,10 +18,35 @@ export interface SessionLimits {
   readonly keepAliveTimeoutMs: number;
   /** Response bytes one session may hold unsent across its streams (L-2). @default DEFAULT_MAX_UNSENT_BYTES */
   readonly maxUnsentBytes?: number | undefined;
+  /** The SETTINGS_MAX_CONCURRENT_STREAMS the server announces (a session is told 1 while the budget is full). */
+  readonly maxConcurrentStreams: number;
+  /** What all the sessions together may hold for their open streams (L-2; see Budget). @default DEFAULT_MAX_UNSENT_BYTES_TOTAL */
+  readonly maxUnsentBytesTotal?: number | undefined;
+  /** Told when the sessions come to hold the whole budget (at most once every BUDGET_REPORT_MS). */
+  readonly onBudgetFull?: ((fields: BudgetReport) => void) | undefined;
 }
+
+/** What onBudgetFull is told: the budget, and what was refused or cut since the last report. */
+export type BudgetReport = {
+  readonly heldBytes: number;
+  readonly limitBytes: number;
+  readonly openStreams: number;
+  readonly refusedStreams: number;
+  readonly cutStreams: number;
+};
 
 /** L-2: what one HTTP/2 session may hold unsent by default, across its streams (bodies over 16 KiB). */
 export const DEFAULT_MAX_UNSENT_BYTES = 4 * 1024 * 1024;
+
+/** L-2: what all the HTTP/2 sessions of a server may hold by default (see Budget). */
+export const DEFAULT_MAX_UNSENT_BYTES_TOTAL = 64 * 1024 * 1024;
+
+/**
+ * What an open stream is counted as holding besides its body: its objects in JavaScript and in
+ * nghttp2. Measured: 200 zero-window sessions × 100 streams of a 15-byte body took RSS 78 → 217 MB,
+ * about 7 KB a stream.
+ */
+export const STREAM_BYTES = 8 * 1024;
 
 export interface SessionGuard {
   /** GOAWAY to every session (open streams may finish), then destroy what is left after `graceMs`. */
@@ -32,6 +59,10 @@ const GOAWAY_GRACE_MS = 1_000;
 // How often a session with open streams is checked, as node:http checks its connections.
 const CHECK_INTERVAL_MS = 1_000;
 
+// Under pressure (Budget), a response that took nothing for this long is stalled: two checks, so
+// that an event loop late by a second under the load does not make a reader look stalled.
+const PRESSURE_STALL_MS = 2 * CHECK_INTERVAL_MS;
+
 /** What the guard knows of one open stream. */
 interface Watched {
   readonly started: number;
@@ -41,42 +72,119 @@ interface Watched {
   since: number;
   /** When the stream was reset for stalling (its RST_STREAM may be stuck behind queued data). */
   cut: number | undefined;
+  /** What the stream counts for in its server's budget until it closes: STREAM_BYTES and its body. */
+  charge: number;
+  /** Its session's. */
+  readonly watch: Watch;
 }
 
 interface Watch {
+  readonly session: ServerHttp2Session;
   readonly streams: Map<ServerHttp2Stream, Watched>;
   readonly maxUnsentBytes: number;
+  readonly budget: Budget;
+  /** Told SETTINGS_MAX_CONCURRENT_STREAMS 1 while the budget is full (Budget). */
+  narrowed: boolean;
 }
 
-const watches = new WeakMap<ServerHttp2Session, Watch>();
+/**
+ * L-2 across sessions: what the open streams of all the sessions of one server hold, counted as
+ * they go: STREAM_BYTES when a stream opens, its body when the body is let through, all of it back
+ * when the stream closes (a body's bytes live until its last piece is sent, and the stream closes
+ * then). Each session's own bound (maxUnsentBytes, 100 streams) times the sessions a client can
+ * open is no bound: 200 sessions of 100 zero-window streams of /openapi.json took RSS 79 → 1,029
+ * MB before it. Past the limit:
+ *
+ * - a session with another stream open has its new stream refused before any handler runs
+ *   (RST_STREAM(REFUSED_STREAM), RFC 9113 §8.7: the client may retry it) and is told it may open
+ *   one stream at a time (SETTINGS_MAX_CONCURRENT_STREAMS 1, until the budget is half free): a
+ *   client that heeds it waits, one that does not has its streams refused by nghttp2 before they
+ *   cost any JavaScript, and loses its session past maxSessionRejectedStreams;
+ * - a large body is refused unless it is all its session holds (ENHANCE_YOUR_CALM, as past the
+ *   session's own bound).
+ *
+ * So every session may still hold one response, as an HTTP/1.1 connection does, and a reader that
+ * takes what it is sent is served whoever else holds the budget. Past half of the limit a response
+ * that took nothing for PRESSURE_STALL_MS is stalled (checkStreams), so the sessions of readers that
+ * read nothing are cut within seconds instead of at the request time-out. Refusing rather than
+ * cutting others to make room: an attacker's new sessions would then evict its old ones as fast as
+ * they came, the server encoding a body for each.
+ */
+interface Budget {
+  held: number;
+  readonly limit: number;
+  /** The concurrent streams a session is told it may open when not narrowed. */
+  readonly maxConcurrentStreams: number;
+  /** Open streams, and what was refused or cut since the last report (onBudgetFull). */
+  streams: number;
+  refused: number;
+  cut: number;
+  reportedAt: number;
+  readonly report: ((fields: BudgetReport) => void) | undefined;
+}
+
+/** At most one report of a full budget this often (an attack would otherwise write a line per stream). */
+export const BUDGET_REPORT_MS = 10_000;
+
+const watchedStreams = new WeakMap<ServerHttp2Stream, Watched>();
 
 /** Bodies this small are never refused: 100 streams of them are 1.6 MiB (a refused PUT would hide its outcome). */
 export const SMALL_BODY_BYTES = 16 * 1024;
 
 /**
- * L-2: may `stream` take `body` to send? A small body always may; a larger one not when
- * the session's other streams already hold it up to the limit (one response of any size may be
- * held on its own). A stream of a session the guard does not watch always may.
+ * L-2: may `stream` take `body` to send? A small body always may; a larger one not when the
+ * session's other streams already hold unsent bytes and, with it, would pass the session's own
+ * limit or the server's budget (one response of any size may be held on its own). Whatever is let
+ * through is counted in the budget. A stream of a session the guard does not watch always may.
  */
 export function mayHoldUnsent(stream: ServerHttp2Stream, body: string): boolean {
-  // At most 3 bytes per UTF-16 unit: the usual small body is let through without encoding it.
-  if (body.length * 3 <= SMALL_BODY_BYTES) return true;
-  const watch = watches.get(stream.session as ServerHttp2Session);
-  if (watch === undefined) return true;
+  const watched = watchedStreams.get(stream);
+  if (watched === undefined) return true;
+  // At most 3 bytes per UTF-16 unit: the usual small body is let through without encoding it, and
+  // counted by its length (its bytes, for the usual ASCII JSON or XML).
+  if (body.length * 3 <= SMALL_BODY_BYTES) return charge(watched, body.length);
   const bytes = Buffer.byteLength(body);
-  if (bytes <= SMALL_BODY_BYTES) return true;
+  if (bytes <= SMALL_BODY_BYTES) return charge(watched, bytes);
+  const { watch } = watched;
   let held = 0;
   for (const other of watch.streams.keys()) if (other !== stream) held += unsentBytes(other);
-  return held === 0 || held + bytes <= watch.maxUnsentBytes;
+  // One response held alone is let through whatever its size (per session: a budget full of
+  // other sessions' bodies does not starve a reader that takes what it is sent).
+  if (held === 0) return charge(watched, bytes);
+  if (held + bytes > watch.maxUnsentBytes) return false;
+  if (watch.budget.held + bytes > watch.budget.limit) {
+    watch.budget.refused++;
+    reportFull(watch.budget);
+    return false;
+  }
+  return charge(watched, bytes);
+}
+
+/** Counts `bytes` more for `watched`'s stream in its server's budget; true. */
+function charge(watched: Watched, bytes: number): true {
+  watched.charge += bytes;
+  watched.watch.budget.held += bytes;
+  return true;
 }
 
 export function guardSessions(server: Http2SecureServer, limits: SessionLimits): SessionGuard {
   const sessions = new Set<ServerHttp2Session>();
+  const maxUnsentBytes = limits.maxUnsentBytes ?? DEFAULT_MAX_UNSENT_BYTES;
+  const budget: Budget = {
+    held: 0,
+    limit: limits.maxUnsentBytesTotal ?? DEFAULT_MAX_UNSENT_BYTES_TOTAL,
+    maxConcurrentStreams: limits.maxConcurrentStreams,
+    streams: 0,
+    refused: 0,
+    cut: 0,
+    reportedAt: -Infinity,
+    report: limits.onBudgetFull,
+  };
 
   server.on('session', (session: ServerHttp2Session) => {
     sessions.add(session);
     const streams = new Map<ServerHttp2Stream, Watched>();
-    watches.set(session, { streams, maxUnsentBytes: limits.maxUnsentBytes ?? DEFAULT_MAX_UNSENT_BYTES });
+    const watch: Watch = { session, streams, maxUnsentBytes, budget, narrowed: false };
     let idle: NodeJS.Timeout | undefined;
     let check: NodeJS.Timeout | undefined;
     const arm = (ms: number): void => {
@@ -94,21 +202,27 @@ export function guardSessions(server: Http2SecureServer, limits: SessionLimits):
     });
     session.on('stream', (stream: ServerHttp2Stream, _headers: unknown, flags: number) => {
       const now = performance.now();
-      const watched: Watched = { started: now, complete: (flags & constants.NGHTTP2_FLAG_END_STREAM) !== 0, unsent: 0, since: now, cut: undefined };
+      const watched: Watched = { started: now, complete: (flags & constants.NGHTTP2_FLAG_END_STREAM) !== 0, unsent: 0, since: now, cut: undefined, charge: STREAM_BYTES, watch };
+      budget.held += STREAM_BYTES;
+      budget.streams++;
       if (!watched.complete) stream.once('end', () => (watched.complete = true));
       if (streams.size === 0) {
         clearTimeout(idle);
-        check = setInterval(() => checkStreams(session, streams, limits.requestTimeoutMs), CHECK_INTERVAL_MS);
+        check = setInterval(() => checkStreams(session, watch, limits.requestTimeoutMs), CHECK_INTERVAL_MS);
         check.unref();
       }
       streams.set(stream, watched);
+      watchedStreams.set(stream, watched);
       stream.once('close', () => {
+        budget.held -= watched.charge;
+        budget.streams--;
         streams.delete(stream);
         if (streams.size === 0) {
           clearInterval(check);
           if (!session.closed && !session.destroyed) arm(limits.keepAliveTimeoutMs);
         }
       });
+      admit(watch, stream);
     });
   });
 
@@ -150,7 +264,11 @@ function closeIdle(session: ServerHttp2Session): void {
  * session moves at all, or a reset stream is still held a check later (its RST_STREAM queued behind
  * data the peer does not read), the session is destroyed: that frees what it holds.
  */
-function checkStreams(session: ServerHttp2Session, streams: Map<ServerHttp2Stream, Watched>, timeoutMs: number): void {
+function checkStreams(session: ServerHttp2Session, watch: Watch, timeoutMs: number): void {
+  const { streams, budget } = watch;
+  // Under pressure a response that took nothing since the last check is stalled (Budget).
+  const stallMs = budget.held > budget.limit / 2 ? PRESSURE_STALL_MS : timeoutMs;
+  if (watch.narrowed && budget.held <= budget.limit / 2) narrow(watch, false);
   const now = performance.now();
   const stalled: ServerHttp2Stream[] = [];
   let moving = false;
@@ -173,10 +291,11 @@ function checkStreams(session: ServerHttp2Session, streams: Map<ServerHttp2Strea
       watched.since = now;
     }
     if (unsent === 0) continue;
-    if (now - watched.since >= timeoutMs) stalled.push(stream);
+    if (now - watched.since >= stallMs) stalled.push(stream);
     else moving = true;
   }
   if (stalled.length === 0) return;
+  budget.cut += stalled.length;
   const responses = stalled.filter((stream) => unsentBytes(stream) > 0);
   if (responses.length > 0 && !moving) {
     session.destroy();
@@ -187,3 +306,46 @@ function checkStreams(session: ServerHttp2Session, streams: Map<ServerHttp2Strea
     if (!stream.closed) stream.close(constants.NGHTTP2_CANCEL);
   }
 }
+
+/**
+ * A new stream past the budget (Budget): refused, unless it is its session's only one; a session
+ * refused is narrowed, and widened again by its next stream or check once the budget is half free.
+ * A refused stream is closed before the dispatcher sees it (server.ts serves open streams only).
+ */
+function admit(watch: Watch, stream: ServerHttp2Stream): void {
+  const { budget } = watch;
+  if (budget.held <= budget.limit) {
+    if (watch.narrowed && budget.held <= budget.limit / 2) narrow(watch, false);
+    return;
+  }
+  if (watch.streams.size <= 1) return;
+  budget.refused++;
+  reportFull(budget);
+  // Closed with an error code, the stream emits 'error': nothing to answer, ignored.
+  stream.on('error', ignore);
+  stream.close(constants.NGHTTP2_REFUSED_STREAM);
+  if (!watch.narrowed) narrow(watch, true);
+}
+
+/** SETTINGS_MAX_CONCURRENT_STREAMS 1 for `watch`'s session, or back to the server's own. */
+function narrow(watch: Watch, narrowed: boolean): void {
+  watch.narrowed = narrowed;
+  try {
+    watch.session.settings({ maxConcurrentStreams: narrowed ? 1 : watch.budget.maxConcurrentStreams });
+  } catch {
+    // A peer that leaves too many SETTINGS unacknowledged (ERR_HTTP2_MAX_PENDING_SETTINGS_ACK) or
+    // a session closing: its streams are still refused one by one.
+  }
+}
+
+/** onBudgetFull, unless told less than BUDGET_REPORT_MS ago; the counts start again from there. */
+function reportFull(budget: Budget): void {
+  const now = performance.now();
+  if (budget.report === undefined || now - budget.reportedAt < BUDGET_REPORT_MS) return;
+  budget.reportedAt = now;
+  budget.report({ heldBytes: budget.held, limitBytes: budget.limit, openStreams: budget.streams, refusedStreams: budget.refused, cutStreams: budget.cut });
+  budget.refused = 0;
+  budget.cut = 0;
+}
+
+function ignore(): void {}

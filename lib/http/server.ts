@@ -6,7 +6,7 @@ import type { SecureContextOptions, Server as TlsServer, TLSSocket } from 'node:
 import { TLS_CIPHERS } from '../tls/ciphers.js';
 import { answerHeadersTooLarge, clientErrorHandler, headerListTooLarge, refuseConnect, refuseConnectStream } from './client-error.js';
 import type { StreamHandler } from './dispatch.js';
-import { guardSessions, type SessionGuard } from './http2-sessions.js';
+import { guardSessions, type SessionGuard, type SessionLimits } from './http2-sessions.js';
 import { continueWhenRead } from './body.js';
 import type { RequestHandler } from './messages.js';
 
@@ -24,6 +24,10 @@ export interface ListenerOptions {
   readonly maxHeaderBytes: number;
   /** Response bytes one HTTP/2 session may hold unsent (L-2). @default DEFAULT_MAX_UNSENT_BYTES (http2-sessions.ts) */
   readonly maxUnsentBytes?: number;
+  /** What all HTTP/2 sessions together may hold for their streams (L-2). @default DEFAULT_MAX_UNSENT_BYTES_TOTAL (http2-sessions.ts) */
+  readonly maxUnsentBytesTotal?: number;
+  /** Told when the HTTP/2 sessions hold the whole of maxUnsentBytesTotal: new streams are refused. */
+  readonly onBudgetFull?: SessionLimits['onBudgetFull'];
   /** HSTS max-age for responses the listener writes itself (T-4); false or absent: none. */
   readonly hstsMaxAge?: number | false;
   /** Errors of a listening server (an accept() that failed, EMFILE): reported, never fatal (L-2). */
@@ -94,7 +98,7 @@ export async function startListeners(options: ListenerOptions, handler: RequestH
     // HTTP/1.1 connections on this port run on Node's http.Server machinery, which reads its
     // limits from these properties of the server.
     Object.assign(server, http1Limits);
-    sessions = guardSessions(server, options);
+    sessions = guardSessions(server, { ...options, maxConcurrentStreams: MAX_CONCURRENT_STREAMS });
     if (handler.stream !== undefined) serveStreams(server, handler.stream, options.maxHeaderBytes, hsts, options.onRefusedRequest);
     secure = server;
   } else {
@@ -221,6 +225,8 @@ function serveStreams(server: Http2SecureServer, serve: StreamHandler, maxHeader
     // Read once per connection: the session's socket is a proxy object, slow to ask per stream.
     const peer = session.socket.remoteAddress ?? '';
     session.on('stream', (stream: ServerHttp2Stream, headers: IncomingHttpHeaders, _flags: number, rawHeaders: string[]) => {
+      // Refused by the session guard (L-2: its server's sessions hold their whole budget).
+      if (stream.closed) return;
       // An RST_STREAM with an error code is emitted as an 'error' of the stream: the client gave
       // it up, nothing to answer (the body reader sees it as 'aborted').
       stream.on('error', ignoreStreamError);

@@ -16,6 +16,7 @@ import { startService } from '../helpers/service.js';
 import { noProcFs, startChildServer, type ChildServer } from './helpers/child-server.js';
 import { ERROR, errorCode, frame, FRAME, headersFrame, RawH2, settingsFrame } from './helpers/h2-frames.js';
 
+const SETTINGS_MAX_CONCURRENT_STREAMS = 0x3;
 const SETTINGS_INITIAL_WINDOW_SIZE = 0x4;
 
 async function tempDir(t: { after: (fn: () => unknown) => void }): Promise<string> {
@@ -43,7 +44,9 @@ test('L-2 HTTP/2 slow readers: 16 connections × 100 streams of 150 KB that neve
   const requestTimeoutMs = 10_000;
   const bigBytes = 150_000;
   const CONNECTIONS = 16;
-  const server = await startChildServer(t, await tempDir(t), { requestTimeoutMs, bigBytes }, { exposeGc: true });
+  // The server's budget across sessions is another test's (below): large enough here that only
+  // each session's own bound and the time-out act.
+  const server = await startChildServer(t, await tempDir(t), { requestTimeoutMs, bigBytes, maxUnsentBytesTotal: 2 ** 30 }, { exposeGc: true });
   // Warm up: the first big responses allocate what any server needs for them.
   for (let i = 0; i < 3; i++) assert.equal((await request(`${server.url}/api/big.json`, { ca: server.ca, protocol: 'h2', unchecked: true })).status, 200);
   await server.collectGarbage();
@@ -211,4 +214,110 @@ test('L-2 maxUnsentBytes: a session holds no more unsent than configured (the re
   // 1 MiB holds six bodies of 150 KB: the seventh would pass it.
   assert.equal(answered, 6);
   assert.equal(n, 14);
+});
+
+/** The value of SETTINGS parameter `id` in a SETTINGS frame (not an ACK), or undefined. */
+function setting(f: { type: number; flags: number; payload: Buffer }, id: number): number | undefined {
+  if (f.type !== FRAME.SETTINGS || (f.flags & 0x1) !== 0) return undefined;
+  for (let at = 0; at + 6 <= f.payload.length; at += 6) if (f.payload.readUInt16BE(at) === id) return f.payload.readUInt32BE(at + 2);
+  return undefined;
+}
+
+/** Streams of `c` the server answered (HEADERS) and refused (RST_STREAM), by error code. */
+function outcome(c: RawH2): { answered: number; refused: number; calm: number } {
+  const answered = new Set(c.frames.filter((f) => f.type === FRAME.HEADERS).map((f) => f.streamId)).size;
+  const rst = c.frames.filter((f) => f.type === FRAME.RST_STREAM);
+  return { answered, refused: rst.filter((f) => errorCode(f) === ERROR.REFUSED_STREAM).length, calm: rst.filter((f) => errorCode(f) === ERROR.ENHANCE_YOUR_CALM).length };
+}
+
+test('L-2 maxUnsentBytesTotal: zero-window sessions together hold no more than the server\'s budget and one response each; new streams are refused, sessions narrowed to one stream, the stalled cut within seconds; a reader is served throughout and the budget comes back whole', async (t) => {
+  for (const maxUnsentBytesTotal of [0, 1_048_575, 2 ** 41, 1.5, '67108864']) {
+    assert.throws(() => createService({ maxUnsentBytesTotal } as never), (e: unknown) => e instanceof ServiceError && e.code === 'ERR_INVALID_OPTION', String(maxUnsentBytesTotal));
+  }
+  const body = 'x'.repeat(150_000);
+  const lines: string[] = [];
+  // A request time-out far beyond the test: only the budget can cut the sessions early.
+  const s = await startService(t, { maxUnsentBytesTotal: 1_048_576, requestTimeoutMs: 60_000, resources: { big: () => ({ body }) }, log: (line) => lines.push(line), logLevel: 'warn' });
+  const port = Number(new URL(s.url).port);
+  const SESSIONS = 8;
+  const STREAMS = 10;
+  const hostile = await Promise.all(Array.from({ length: SESSIONS }, () => RawH2.open(port, s.ca)));
+  t.after(() => hostile.forEach((c) => c.close()));
+  const opened = performance.now();
+  for (const c of hostile) {
+    await c.write(settingsFrame([[SETTINGS_INITIAL_WINDOW_SIZE, 0]]));
+    await c.write(...Array.from({ length: STREAMS }, (_, n) => headersFrame(2 * n + 1, { path: '/api/big.json' })));
+  }
+  const settled = async (): Promise<void> => {
+    for (let i = 0; i < 100 && hostile.some((c) => { const o = outcome(c); return o.answered + o.refused + o.calm < STREAMS && !c.isClosed; }); i++) await sleep(50);
+  };
+  await settled();
+  const outcomes = hostile.map(outcome);
+  t.diagnostic(`per session (answered/refused/calm): ${outcomes.map((o) => `${o.answered}/${o.refused}/${o.calm}`).join(' ')}`);
+  const answered = outcomes.reduce((n, o) => n + o.answered, 0);
+  // 1 MiB holds six bodies of 150 KB with their streams; past it each session may hold one alone.
+  // Each session's own bound (4 MiB) would have let all 80 through.
+  assert.ok(answered <= 6 + SESSIONS, `${answered} bodies held across the sessions`);
+  assert.ok(outcomes.every((o) => o.answered >= 1), 'every session holds its one response');
+  assert.ok(outcomes.some((o) => o.refused > 0), 'new streams were refused with REFUSED_STREAM');
+  assert.ok(hostile.some((c) => c.frames.some((f) => setting(f, SETTINGS_MAX_CONCURRENT_STREAMS) === 1)), 'a refused session was told it may open one stream at a time');
+
+  // A reader that reads is served meanwhile, over HTTP/2 and HTTP/1.1.
+  for (const protocol of ['h2', 'h1'] as const) {
+    const r = await request(`${s.url}/api/big.json`, { ca: s.ca, protocol, unchecked: true });
+    assert.equal(r.status, 200, protocol);
+    assert.equal(r.body.length, JSON.stringify({ body }).length, protocol);
+  }
+  assert.ok(lines.some((line) => JSON.parse(line).msg === 'HTTP/2 connections hold their whole unsent budget: refusing new streams'), 'the operator is told');
+
+  // Past half the budget a response that takes nothing for two seconds is stalled: the hostile
+  // sessions are cut, long before the request time-out, until what the rest hold is under half of it.
+  const open = (): number => hostile.filter((c) => !c.isClosed).length;
+  const stillHeld = (): number => hostile.filter((c) => !c.isClosed).reduce((n, c) => n + outcome(c).answered * (150_000 + 8_192), 0);
+  for (let i = 0; i < 100 && stillHeld() > 524_288; i++) await sleep(100);
+  const cutAfter = performance.now() - opened;
+  t.diagnostic(`${SESSIONS - open()} hostile sessions cut ${(cutAfter / 1e3).toFixed(1)} s after their requests; closed: ${hostile.map((c) => (c.isClosed ? 1 : 0)).join('')}`);
+  assert.ok(hostile[0]?.isClosed, 'the session holding most was cut');
+  assert.ok(stillHeld() <= 524_288, `${open()} sessions still hold ${stillHeld()} bytes`);
+  assert.ok(cutAfter < 10_000, `cut after ${cutAfter.toFixed(0)} ms`);
+  hostile.forEach((c) => c.close());
+  await sleep(200);
+
+  // What they held is given back: a new session may open its streams at once again.
+  const c = await RawH2.open(port, s.ca);
+  t.after(() => c.close());
+  await c.write(...Array.from({ length: 20 }, (_, n) => headersFrame(2 * n + 1, { path: '/api/something.json' })));
+  for (let i = 0; i < 100 && outcome(c).answered < 20; i++) await sleep(50);
+  assert.deepEqual(outcome(c), { answered: 20, refused: 0, calm: 0 });
+});
+
+test('L-2 HTTP/2 slow readers across many connections: 120 zero-window sessions × 100 streams of 150 KB leave RSS within the default budget, not 120 × 4 MiB; a reader is served', { skip: noProcFs }, async (t) => {
+  const server = await startChildServer(t, await tempDir(t), { requestTimeoutMs: 60_000, bigBytes: 150_000 }, { exposeGc: true });
+  for (let i = 0; i < 3; i++) assert.equal((await request(`${server.url}/api/big.json`, { ca: server.ca, protocol: 'h2', unchecked: true })).status, 200);
+  await server.collectGarbage();
+  const baseline = server.rssMiB();
+  const hostile: RawH2[] = [];
+  t.after(() => hostile.forEach((c) => c.close()));
+  let peak = baseline;
+  for (let i = 0; i < 120; i++) {
+    const c = await RawH2.open(server.port, server.ca);
+    hostile.push(c);
+    await c.write(settingsFrame([[SETTINGS_INITIAL_WINDOW_SIZE, 0]]));
+    await c.write(...Array.from({ length: 100 }, (_, n) => headersFrame(2 * n + 1, { path: '/api/big.json' })));
+    if (i % 10 === 9) peak = Math.max(peak, server.rssMiB());
+  }
+  const served: number[] = [];
+  for (let i = 0; i < 20; i++) {
+    await sleep(250);
+    peak = Math.max(peak, server.rssMiB());
+    if (i % 4 === 0) served.push((await normal(server, 'h2')).status);
+  }
+  const held = hostile.reduce((n, c) => n + outcome(c).answered, 0);
+  t.diagnostic(`RSS baseline ${baseline.toFixed(0)} MiB, peak ${peak.toFixed(0)} MiB; ${held} bodies of 150 KB let through to 120 sessions; normal requests: ${served.join(' ')}`);
+  // 64 MiB of budget, one body alone per session (18 MiB), the sessions themselves (about 60 KiB
+  // each) and the encoding's own buffers; without the budget each session held its 4 MiB (over 500 MiB).
+  assert.ok(peak - baseline < 200, `RSS rose by ${(peak - baseline).toFixed(0)} MiB`);
+  assert.ok(held < 600, `${held} bodies held`);
+  assert.ok(served.every((status) => status === 200), 'normal requests were served');
+  assert.ok(server.alive());
 });
