@@ -74,6 +74,8 @@ interface Watched {
   cut: number | undefined;
   /** What the stream counts for in its server's budget until it closes: STREAM_BYTES and its body. */
   charge: number;
+  /** Given back (its stream or its session closed). */
+  released: boolean;
   /** Its session's. */
   readonly watch: Watch;
 }
@@ -162,9 +164,18 @@ export function mayHoldUnsent(stream: ServerHttp2Stream, body: string): boolean 
 
 /** Counts `bytes` more for `watched`'s stream in its server's budget; true. */
 function charge(watched: Watched, bytes: number): true {
+  if (watched.released) return true;
   watched.charge += bytes;
   watched.watch.budget.held += bytes;
   return true;
+}
+
+/** Gives back what `watched`'s stream counted for in the budget, once. */
+function release(watched: Watched): void {
+  if (watched.released) return;
+  watched.released = true;
+  watched.watch.budget.held -= watched.charge;
+  watched.watch.budget.streams--;
 }
 
 export function guardSessions(server: Http2SecureServer, limits: SessionLimits): SessionGuard {
@@ -197,12 +208,14 @@ export function guardSessions(server: Http2SecureServer, limits: SessionLimits):
     session.once('close', () => {
       clearTimeout(idle);
       clearInterval(check);
+      // Its streams' own 'close' comes too; whichever is first gives their charge back.
+      for (const watched of streams.values()) release(watched);
       streams.clear();
       sessions.delete(session);
     });
     session.on('stream', (stream: ServerHttp2Stream, _headers: unknown, flags: number) => {
       const now = performance.now();
-      const watched: Watched = { started: now, complete: (flags & constants.NGHTTP2_FLAG_END_STREAM) !== 0, unsent: 0, since: now, cut: undefined, charge: STREAM_BYTES, watch };
+      const watched: Watched = { started: now, complete: (flags & constants.NGHTTP2_FLAG_END_STREAM) !== 0, unsent: 0, since: now, cut: undefined, charge: STREAM_BYTES, released: false, watch };
       budget.held += STREAM_BYTES;
       budget.streams++;
       if (!watched.complete) stream.once('end', () => (watched.complete = true));
@@ -214,8 +227,7 @@ export function guardSessions(server: Http2SecureServer, limits: SessionLimits):
       streams.set(stream, watched);
       watchedStreams.set(stream, watched);
       stream.once('close', () => {
-        budget.held -= watched.charge;
-        budget.streams--;
+        release(watched);
         streams.delete(stream);
         if (streams.size === 0) {
           clearInterval(check);
