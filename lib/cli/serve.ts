@@ -8,6 +8,8 @@ import { describe } from './describe.js';
 export async function serve(ctx: CommandContext): Promise<void> {
   const cert = ctx.flags.get('cert');
   const key = ctx.flags.get('key');
+  // Like every other path flag (an empty one is a mistake of the command line, not a missing file).
+  for (const flag of [cert, key]) if (flag?.value === '') throw new UsageError(`${flag.source} must not be empty`, { help: ['serve'] });
   if (cert === undefined && key !== undefined) throw new UsageError(`${key.source} needs a certificate too (--cert or HTTPSKIT_CERT)`, { help: ['serve'] });
   if (key === undefined && cert !== undefined) throw new UsageError(`${cert.source} needs a key too (--key or HTTPSKIT_KEY)`, { help: ['serve'] });
   let files = {};

@@ -85,6 +85,8 @@ const usageErrors: ReadonlyArray<readonly [args: readonly string[], env: Record<
   [['--host', 'bad_host!'], {}, /^httpskit: --host must be an IP address or a host name, got "bad_host!" /],
   [['--cert', 'x.pem'], {}, /^httpskit: --cert needs a key too /],
   [['--store', ''], {}, /^httpskit: --store must not be empty /],
+  [['--cert', '', '--key', 'k.pem'], {}, /^httpskit: --cert must not be empty /],
+  [['--key', ''], {}, /^httpskit: --key must not be empty /],
   // Not a file path: a URL of another scheme (its password not shown), a near miss of :memory:.
   [['user', 'list', '--store', 'mysql://app:s3cret@db/users'], {}, /^httpskit: --store: a "mysql:" URL is no store this service knows; .*"mysql:\/\/app:\*\*\*@db\/users"/],
   [['--store', ':memory'], {}, /^httpskit: --store: ":memory" is no store; the store in memory is :memory: /],
