@@ -23,7 +23,7 @@ import { InFlight, Lifecycle } from './lifecycle.js';
 import { createLogger, type Logger } from './log.js';
 import { createHealth } from './ops/health.js';
 import { instrumentStore } from './ops/instrument-store.js';
-import { createMetrics, type Metrics } from './ops/metrics.js';
+import { createMetrics, UNMATCHED_ROUTE, type Metrics } from './ops/metrics.js';
 import { startMetricsListener, type MetricsListener } from './ops/metrics-server.js';
 import { createOpenApiHandler } from './ops/openapi-handler.js';
 import { createSelector, type Selector } from './representation/select.js';
@@ -301,7 +301,11 @@ export function createService(options: ServiceOptions = {}): Service {
             onListenerError: (error) => log.error('listener error', error),
             // C-6: what the HTTP parser refused is answered without a handler: a line of its own,
             // at warn like any 4xx request line.
-            onRefusedRequest: (fields) => log.warn('request refused by the HTTP parser', fields),
+            onRefusedRequest: (fields) => {
+              log.warn('request refused by the HTTP parser', fields);
+              // H-5: answered, so counted; no route, and a method the parser may not have read.
+              metrics?.request(UNMATCHED_ROUTE, '', fields.status);
+            },
             // L-2: readers that take nothing hold the HTTP/2 budget: new streams are refused meanwhile.
             onBudgetFull: (fields) => log.warn('HTTP/2 connections hold their whole unsent budget: refusing new streams', fields),
           },

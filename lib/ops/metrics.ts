@@ -34,8 +34,11 @@ export const METRIC_NAMES = [
 ] as const;
 
 export interface Metrics {
-  /** One answered request: its route label, method, status and time to the last byte handed to the socket. */
-  request(route: string, method: string, status: number, seconds: number): void;
+  /**
+   * One answered request: its route label, method, status and time to the last byte handed to the
+   * socket; without `seconds` (a request the HTTP parser refused, timed by nobody) it is counted only.
+   */
+  request(route: string, method: string, status: number, seconds?: number): void;
   /** A refused authentication attempt, by kind (the authenticator's onRefused, the hash gate). */
   throttled(kind: ThrottleKind): void;
   /** One store operation and whether it failed. */
@@ -73,7 +76,7 @@ export function createMetrics(options: MetricsOptions): Metrics {
     request(route, method, status, seconds) {
       const m = METHODS.has(method) ? method : 'other';
       requests.inc({ route, method: m, status: String(status) });
-      durations.observe({ route }, seconds);
+      if (seconds !== undefined) durations.observe({ route }, seconds);
     },
     throttled(kind) {
       refusals.inc({ kind });

@@ -185,6 +185,15 @@ for (const protocol of PROTOCOLS) test(`H-5 --metrics-port serves the text expos
   // A-12: one label per route of the table: each resource its own (bounded by the configuration).
   assert.equal(sample(after, route('/api/something', 'GET', 200)), 1);
   assert.equal(sample(after, route('unmatched', 'GET', 404)), 1);
+  // A request the HTTP parser refuses (here a header block over the limit) is answered, so counted:
+  // no route, no method it could be sure of, and no duration.
+  assert.equal(sample(before, route('unmatched', 'other', 431)), 0);
+  const big = await request(`${s.url}/api/something`, { ca: s.ca, protocol, headers: { 'x-big': 'b'.repeat(17_000) }, unchecked: true });
+  assert.equal(big.status, 431);
+  await settle();
+  const refusedScrape = await scrape();
+  assert.equal(sample(refusedScrape, route('unmatched', 'other', 431)), 1);
+  assert.equal(sample(refusedScrape, 'httpskit_http_request_duration_seconds_count{route="unmatched"}'), sample(after, 'httpskit_http_request_duration_seconds_count{route="unmatched"}'));
   assert.equal(sample(after, 'httpskit_http_request_duration_seconds_count{route="/user/{name}/password"}'), 7);
   assert.equal(sample(after, 'httpskit_throttle_refusals_total{kind="locked"}'), 1);
   assert.equal(sample(after, 'httpskit_password_hashes_running'), 0);
