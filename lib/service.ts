@@ -306,8 +306,8 @@ export function createService(options: ServiceOptions = {}): Service {
               // H-5: answered, so counted; no route, and a method the parser may not have read.
               metrics?.request(UNMATCHED_ROUTE, '', fields.status);
             },
-            // L-2: readers that take nothing hold the HTTP/2 budget: new streams are refused meanwhile.
-            onBudgetFull: (fields) => log.warn('HTTP/2 connections hold their whole unsent budget: refusing new streams', fields),
+            // L-2: HTTP/2 streams hold the whole budget: connections over their share are refused meanwhile.
+            onBudgetFull: (fields) => log.warn('HTTP/2 budget full (maxUnsentBytesTotal): connections over their share are refused', fields),
           },
           handler,
         );

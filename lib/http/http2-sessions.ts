@@ -72,8 +72,11 @@ interface Watched {
   since: number;
   /** When the stream was reset for stalling (its RST_STREAM may be stuck behind queued data). */
   cut: number | undefined;
-  /** What the stream counts for in its server's budget until it closes: STREAM_BYTES and its body. */
-  charge: number;
+  /** While its request is open: the stream's receive window at the last check, and since when it has not moved (the peer sent nothing). */
+  window: number;
+  windowSince: number;
+  /** Its body's bytes, counted in the budget (with STREAM_BYTES) until the stream closes. */
+  body: number;
   /** Given back (its stream or its session closed). */
   released: boolean;
   /** Its session's. */
@@ -85,6 +88,8 @@ interface Watch {
   readonly streams: Map<ServerHttp2Stream, Watched>;
   readonly maxUnsentBytes: number;
   readonly budget: Budget;
+  /** What this session's open streams count for in the budget. */
+  held: number;
   /** Told SETTINGS_MAX_CONCURRENT_STREAMS 1 while the budget is full (Budget). */
   narrowed: boolean;
 }
@@ -95,26 +100,34 @@ interface Watch {
  * when the stream closes (a body's bytes live until its last piece is sent, and the stream closes
  * then). Each session's own bound (maxUnsentBytes, 100 streams) times the sessions a client can
  * open is no bound: 200 sessions of 100 zero-window streams of /openapi.json took RSS 79 → 1,029
- * MB before it. Past the limit:
+ * MB before it.
  *
- * - a session with another stream open has its new stream refused before any handler runs
- *   (RST_STREAM(REFUSED_STREAM), RFC 9113 §8.7: the client may retry it) and is told it may open
- *   one stream at a time (SETTINGS_MAX_CONCURRENT_STREAMS 1, until the budget is half free): a
- *   client that heeds it waits, one that does not has its streams refused by nghttp2 before they
- *   cost any JavaScript, and loses its session past maxSessionRejectedStreams;
- * - a large body is refused unless it is all its session holds (ENHANCE_YOUR_CALM, as past the
- *   session's own bound).
+ * Past the limit:
  *
- * So every session may still hold one response, as an HTTP/1.1 connection does, and a reader that
- * takes what it is sent is served whoever else holds the budget. Past half of the limit a response
- * that took nothing for PRESSURE_STALL_MS is stalled (checkStreams), so the sessions of readers that
- * read nothing are cut within seconds instead of at the request time-out. Refusing rather than
- * cutting others to make room: an attacker's new sessions would then evict its old ones as fast as
- * they came, the server encoding a body for each.
+ * - a new stream is refused before any handler runs (RST_STREAM(REFUSED_STREAM), RFC 9113 §8.7:
+ *   the client may retry it) when its session holds more than its fair share (the limit shared by
+ *   the sessions that hold anything), and that session is told it may open one stream at a time
+ *   (SETTINGS_MAX_CONCURRENT_STREAMS 1, until the budget is half free). A session's first stream is
+ *   never refused. So sessions that keep many streams open cost themselves, not the others;
+ * - a request still open that has sent nothing for PRESSURE_STALL_MS (no DATA, its HEADERS never
+ *   ending the stream) is reset at its session's next check: such streams can no longer hold the
+ *   budget until the request time-out;
+ * - a large body is refused (ENHANCE_YOUR_CALM, as past the session's own bound) unless it is all
+ *   its session holds: every session may still hold one response, as an HTTP/1.1 connection does,
+ *   and a reader that takes what it is sent is served whoever holds the rest.
+ *
+ * Past half of the limit in bodies, a response that took nothing for PRESSURE_STALL_MS is stalled
+ * (checkStreams), so the sessions of readers that read nothing are cut within seconds instead of at
+ * the request time-out. Refusing rather than cutting others to make room: an attacker's new
+ * sessions would then evict its old ones as fast as they came, the server encoding a body for each.
  */
 interface Budget {
   held: number;
+  /** Of `held`, the bodies' bytes (what pressure is judged by). */
+  bodies: number;
   readonly limit: number;
+  /** Sessions whose streams count for anything (they share the limit when it is full). */
+  sessions: number;
   /** The concurrent streams a session is told it may open when not narrowed. */
   readonly maxConcurrentStreams: number;
   /** Open streams, and what was refused or cut since the last report (onBudgetFull). */
@@ -134,39 +147,56 @@ const watchedStreams = new WeakMap<ServerHttp2Stream, Watched>();
 export const SMALL_BODY_BYTES = 16 * 1024;
 
 /**
- * L-2: may `stream` take `body` to send? A small body always may; a larger one not when the
- * session's other streams already hold unsent bytes and, with it, would pass the session's own
- * limit or the server's budget (one response of any size may be held on its own). Whatever is let
- * through is counted in the budget. A stream of a session the guard does not watch always may.
+ * L-2: may `stream` take `body` to send? A small body always may, and so may a larger one that is
+ * all its session holds unsent. Otherwise not when, with it, the session would pass its own limit
+ * or the server's sessions their budget. Whatever is let through is counted. A stream of a session
+ * the guard does not watch always may.
  */
 export function mayHoldUnsent(stream: ServerHttp2Stream, body: string): boolean {
   const watched = watchedStreams.get(stream);
   if (watched === undefined) return true;
   // At most 3 bytes per UTF-16 unit: the usual small body is let through without encoding it, and
   // counted by its length (its bytes, for the usual ASCII JSON or XML).
-  if (body.length * 3 <= SMALL_BODY_BYTES) return charge(watched, body.length);
+  if (body.length * 3 <= SMALL_BODY_BYTES) return chargeBody(watched, body.length);
   const bytes = Buffer.byteLength(body);
-  if (bytes <= SMALL_BODY_BYTES) return charge(watched, bytes);
+  if (bytes <= SMALL_BODY_BYTES) return chargeBody(watched, bytes);
   const { watch } = watched;
+  const { budget } = watch;
   let held = 0;
   for (const other of watch.streams.keys()) if (other !== stream) held += unsentBytes(other);
-  // One response held alone is let through whatever its size (per session: a budget full of
-  // other sessions' bodies does not starve a reader that takes what it is sent).
-  if (held === 0) return charge(watched, bytes);
+  // One response held alone is let through whatever its size: a session that takes what it is
+  // sent is served whoever holds the budget (so each session may hold one, as an HTTP/1.1
+  // connection holds the response in progress).
+  if (held === 0) return chargeBody(watched, bytes);
   if (held + bytes > watch.maxUnsentBytes) return false;
-  if (watch.budget.held + bytes > watch.budget.limit) {
-    watch.budget.refused++;
-    reportFull(watch.budget);
+  if (budget.held + bytes > budget.limit) {
+    budget.refused++;
+    reportFull(budget);
     return false;
   }
-  return charge(watched, bytes);
+  return chargeBody(watched, bytes);
 }
 
-/** Counts `bytes` more for `watched`'s stream in its server's budget; true. */
-function charge(watched: Watched, bytes: number): true {
+/** The limit shared by the sessions that hold anything. */
+function fairShare(budget: Budget): number {
+  return budget.limit / Math.max(1, budget.sessions);
+}
+
+/** Counts `bytes` of `watched`'s stream (STREAM_BYTES when it opens) in its session's and its server's share. */
+function charge(watched: Watched, bytes: number): void {
+  const { watch } = watched;
+  if (watch.held === 0) watch.budget.sessions++;
+  watch.held += bytes;
+  watch.budget.held += bytes;
+}
+
+/** Counts a body let through on `watched`'s stream; true. */
+function chargeBody(watched: Watched, bytes: number): true {
   if (watched.released) return true;
-  watched.charge += bytes;
-  watched.watch.budget.held += bytes;
+  watched.body += bytes;
+  watched.watch.budget.bodies += bytes;
+  charge(watched, bytes);
+  if (watched.watch.budget.held > watched.watch.budget.limit) reportFull(watched.watch.budget);
   return true;
 }
 
@@ -174,8 +204,14 @@ function charge(watched: Watched, bytes: number): true {
 function release(watched: Watched): void {
   if (watched.released) return;
   watched.released = true;
-  watched.watch.budget.held -= watched.charge;
-  watched.watch.budget.streams--;
+  const { watch } = watched;
+  const { budget } = watch;
+  const bytes = STREAM_BYTES + watched.body;
+  watch.held -= bytes;
+  budget.held -= bytes;
+  budget.bodies -= watched.body;
+  budget.streams--;
+  if (watch.held === 0) budget.sessions--;
 }
 
 export function guardSessions(server: Http2SecureServer, limits: SessionLimits): SessionGuard {
@@ -183,7 +219,9 @@ export function guardSessions(server: Http2SecureServer, limits: SessionLimits):
   const maxUnsentBytes = limits.maxUnsentBytes ?? DEFAULT_MAX_UNSENT_BYTES;
   const budget: Budget = {
     held: 0,
+    bodies: 0,
     limit: limits.maxUnsentBytesTotal ?? DEFAULT_MAX_UNSENT_BYTES_TOTAL,
+    sessions: 0,
     maxConcurrentStreams: limits.maxConcurrentStreams,
     streams: 0,
     refused: 0,
@@ -195,7 +233,7 @@ export function guardSessions(server: Http2SecureServer, limits: SessionLimits):
   server.on('session', (session: ServerHttp2Session) => {
     sessions.add(session);
     const streams = new Map<ServerHttp2Stream, Watched>();
-    const watch: Watch = { session, streams, maxUnsentBytes, budget, narrowed: false };
+    const watch: Watch = { session, streams, maxUnsentBytes, budget, held: 0, narrowed: false };
     let idle: NodeJS.Timeout | undefined;
     let check: NodeJS.Timeout | undefined;
     const arm = (ms: number): void => {
@@ -215,8 +253,8 @@ export function guardSessions(server: Http2SecureServer, limits: SessionLimits):
     });
     session.on('stream', (stream: ServerHttp2Stream, _headers: unknown, flags: number) => {
       const now = performance.now();
-      const watched: Watched = { started: now, complete: (flags & constants.NGHTTP2_FLAG_END_STREAM) !== 0, unsent: 0, since: now, cut: undefined, charge: STREAM_BYTES, released: false, watch };
-      budget.held += STREAM_BYTES;
+      const watched: Watched = { started: now, complete: (flags & constants.NGHTTP2_FLAG_END_STREAM) !== 0, unsent: 0, since: now, cut: undefined, window: -1, windowSince: now, body: 0, released: false, watch };
+      charge(watched, STREAM_BYTES);
       budget.streams++;
       if (!watched.complete) stream.once('end', () => (watched.complete = true));
       if (streams.size === 0) {
@@ -279,7 +317,8 @@ function closeIdle(session: ServerHttp2Session): void {
 function checkStreams(session: ServerHttp2Session, watch: Watch, timeoutMs: number): void {
   const { streams, budget } = watch;
   // Under pressure a response that took nothing since the last check is stalled (Budget).
-  const stallMs = budget.held > budget.limit / 2 ? PRESSURE_STALL_MS : timeoutMs;
+  const stallMs = budget.bodies > budget.limit / 2 ? PRESSURE_STALL_MS : timeoutMs;
+  const full = budget.held > budget.limit;
   if (watch.narrowed && budget.held <= budget.limit / 2) narrow(watch, false);
   const now = performance.now();
   const stalled: ServerHttp2Stream[] = [];
@@ -293,7 +332,7 @@ function checkStreams(session: ServerHttp2Session, watch: Watch, timeoutMs: numb
       continue;
     }
     if (!watched.complete) {
-      if (now - watched.started >= timeoutMs) stalled.push(stream);
+      if (now - watched.started >= timeoutMs || (full && requestSilent(stream, watched, now))) stalled.push(stream);
       continue;
     }
     const unsent = unsentBytes(stream);
@@ -320,9 +359,27 @@ function checkStreams(session: ServerHttp2Session, watch: Watch, timeoutMs: numb
 }
 
 /**
- * A new stream past the budget (Budget): refused, unless it is its session's only one; a session
- * refused is narrowed, and widened again by its next stream or check once the budget is half free.
- * A refused stream is closed before the dispatcher sees it (server.ts serves open streams only).
+ * Under pressure (Budget): has this open request sent nothing for PRESSURE_STALL_MS? The peer has
+ * sent nothing when the stream's receive window has not moved since the last check (DATA shrinks
+ * it, Node's WINDOW_UPDATE grows it) and it has not ended its side (a request whose body waits,
+ * whole, for its handler is not silent).
+ */
+function requestSilent(stream: ServerHttp2Stream, watched: Watched, now: number): boolean {
+  const state = stream.state as { readonly localWindowSize?: number; readonly remoteClose?: number };
+  if (state.remoteClose === 1) return false;
+  const window = state.localWindowSize ?? -1;
+  if (window !== watched.window) {
+    watched.window = window;
+    watched.windowSince = now;
+  }
+  return now - watched.started >= PRESSURE_STALL_MS && now - watched.windowSince >= PRESSURE_STALL_MS;
+}
+
+/**
+ * A new stream past the budget (Budget): refused, unless it is its session's first or its session
+ * holds no more than its share; a session refused is narrowed, and widened again by its next stream
+ * or check once the budget is half free. A refused stream is closed before the dispatcher sees it
+ * (server.ts serves open streams only).
  */
 function admit(watch: Watch, stream: ServerHttp2Stream): void {
   const { budget } = watch;
@@ -330,9 +387,9 @@ function admit(watch: Watch, stream: ServerHttp2Stream): void {
     if (watch.narrowed && budget.held <= budget.limit / 2) narrow(watch, false);
     return;
   }
-  if (watch.streams.size <= 1) return;
-  budget.refused++;
   reportFull(budget);
+  if (watch.streams.size <= 1 || watch.held <= fairShare(budget)) return;
+  budget.refused++;
   // Closed with an error code, the stream emits 'error': nothing to answer, ignored.
   stream.on('error', ignore);
   stream.close(constants.NGHTTP2_REFUSED_STREAM);

@@ -84,8 +84,13 @@ export function writeStreamReply(ctx: RequestContext, stream: ServerHttp2Stream,
   const headers = replyHeaders(ctx, reply, status, common) as OutgoingHttpHeaders;
   headers[':status'] = status;
   const body = status === 304 || status === 204 ? undefined : reply.body;
-  if (ctx.method === 'HEAD' || body === undefined) stream.respond(headers, END_STREAM);
-  else if (!mayHoldUnsent(stream, body)) {
+  if (ctx.method === 'HEAD' || body === undefined) {
+    stream.respond(headers, END_STREAM);
+    // RFC 9113 §8.1: a complete response to a request still open (a HEAD whose HEADERS did not end
+    // the stream) asks the client to stop with RST_STREAM(NO_ERROR), which frees the stream now
+    // rather than at the request time-out. Node does it itself once a body is written.
+    if (!stream.endAfterHeaders && !stream.readableEnded && reply.close !== true) stream.close(h2.NGHTTP2_NO_ERROR);
+  } else if (!mayHoldUnsent(stream, body)) {
     // L-2: the session's reader already leaves too much unsent (RFC 9113 §7: excessive load).
     stream.close(h2.NGHTTP2_ENHANCE_YOUR_CALM);
     return 503;
