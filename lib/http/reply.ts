@@ -68,7 +68,7 @@ export function writeReply(ctx: RequestContext, res: HttpResponse, reply: Reply,
   if (ctx.method === 'HEAD' || body === undefined) res.end();
   else if (ctx.http2) sendBody(res as Http2ServerResponse, body);
   // L-2: a reader that stops taking the response loses its connection after the request time-out.
-  else sendBody(res as ServerResponse, body, stallLimit(res as ServerResponse), () => res.destroy());
+  else sendBody(res as ServerResponse, body, stallLimit(res as ServerResponse));
   // RFC 9113 §8.1: a response sent before the whole request arrived (a body refused unread) asks
   // the client to stop sending with RST_STREAM(NO_ERROR); Node sends it once the response is out.
   if (ctx.http2 && reply.close === true) (res as Http2ServerResponse).stream.close(h2.NGHTTP2_NO_ERROR);

@@ -12,8 +12,13 @@ export interface BodySink {
   write(chunk: Buffer, callback: (error?: Error | null) => void): boolean;
   end(chunk: string | Buffer, callback?: () => void): unknown;
   once(event: 'close', listener: () => void): unknown;
+  destroy(): unknown;
   readonly destroyed: boolean;
   readonly writableLength: number;
+  /** All of it handed to the kernel (node:http's response: its socket holds none of it either). */
+  readonly writableFinished?: boolean;
+  /** node:http's response: its connection (one watch per connection, below). */
+  readonly socket?: object | null;
 }
 
 interface Progress {
@@ -26,10 +31,10 @@ interface Progress {
 const progress = new WeakMap<object, Progress>();
 
 /**
- * Writes `body` and ends `out`. With `stallMs`, `onStall` runs when the transport takes none of a
- * body that does not fit at once for that long (the caller ends the connection).
+ * Writes `body` and ends `out`. With `stallMs`, `out` is destroyed (and its connection with it)
+ * when the transport takes none of a body that does not fit at once for that long.
  */
-export function sendBody(out: BodySink, body: string, stallMs?: number, onStall?: () => void): void {
+export function sendBody(out: BodySink, body: string, stallMs?: number): void {
   // A JavaScript string has at most 3 bytes per UTF-16 unit: most bodies are known small unencoded.
   // One that fits is written as the string: the transport encodes it into memory it frees when the
   // write is done, where a Buffer made here would live until the next garbage collection (a 64 KB
@@ -37,14 +42,15 @@ export function sendBody(out: BodySink, body: string, stallMs?: number, onStall?
   const bytes = body.length * 3 <= PIECE_BYTES || Buffer.byteLength(body) <= PIECE_BYTES ? undefined : Buffer.from(body);
   if (bytes === undefined) {
     out.end(body);
-    // Taken at once (the usual case) unless the peer's window is already full.
-    if (stallMs !== undefined && onStall !== undefined && out.writableLength > 0) watch(out, stallMs, onStall);
+    // Taken at once unless the peer's window is already full; over HTTP/1.1 it is usually still
+    // in the corked socket at this point, which hands it to the kernel on the next tick.
+    if (stallMs !== undefined && out.writableLength > 0) watchWhole(out, stallMs);
     return;
   }
   const record: Progress = { unsent: bytes.length, at: performance.now() };
   // Kept by the stream under node:http2's compatibility response: the stream is what is watched.
   progress.set((out as { readonly stream?: object }).stream ?? out, record);
-  const timer = stallMs !== undefined && onStall !== undefined ? watch(out, stallMs, onStall) : undefined;
+  const timer = stallMs !== undefined ? watch(out, stallMs) : undefined;
   let taken = 0;
   const next = (): void => {
     const end = Math.min(taken + PIECE_BYTES, bytes.length);
@@ -71,12 +77,49 @@ export function sendBody(out: BodySink, body: string, stallMs?: number, onStall?
   next();
 }
 
-/** `onStall` after `ms` unless the timer is refreshed or `out` closes (when its response is done, or cut). */
-function watch(out: BodySink, ms: number, onStall: () => void): NodeJS.Timeout {
-  const timer = setTimeout(onStall, ms);
+/** Destroys `out` after `ms` unless the timer is refreshed or `out` closes (when its response is done, or cut). */
+function watch(out: BodySink, ms: number): NodeJS.Timeout {
+  const timer = setTimeout(() => out.destroy(), ms);
   timer.unref();
   out.once('close', () => clearTimeout(timer));
   return timer;
+}
+
+/** One connection's watch over the body written whole last on it. */
+interface ConnectionWatch {
+  out: BodySink;
+  readonly timer: NodeJS.Timeout;
+}
+
+const connectionWatches = new WeakMap<object, ConnectionWatch>();
+
+/**
+ * A body written whole: `out` is destroyed if it is not all handed to the kernel `ms` after the
+ * last such body on its connection. One timer per connection, refreshed for each response, not
+ * one made and cleared per response (most responses need none): HTTP/1.1 answers a connection's
+ * requests in turn, so a response still held when a later one is written holds that one too.
+ */
+function watchWhole(out: BodySink, ms: number): void {
+  const socket = out.socket;
+  if (socket === undefined || socket === null) {
+    watch(out, ms);
+    return;
+  }
+  const known = connectionWatches.get(socket);
+  if (known !== undefined) {
+    known.out = out;
+    known.timer.refresh();
+    return;
+  }
+  const watched: ConnectionWatch = {
+    out,
+    timer: setTimeout(() => {
+      if (watched.out.writableFinished !== true && !watched.out.destroyed) watched.out.destroy();
+    }, ms),
+  };
+  watched.timer.unref();
+  connectionWatches.set(socket, watched);
+  (socket as { once(event: 'close', listener: () => void): unknown }).once('close', () => clearTimeout(watched.timer));
 }
 
 /** Bytes of the response on `out` (a stream, or a node:http response) not yet taken by the transport. */
