@@ -75,11 +75,26 @@ export function createDispatcher(options: DispatchOptions): Dispatcher {
     const path = ctx.localPath;
     const match = path === undefined || !path.startsWith('/') ? undefined : router.match(ctx.method, path);
     if (match === undefined || match.kind === 'not-found') {
-      next();
+      next(misMounted(req));
       return;
     }
     serve(ctx, req, res, match);
   };
+
+  /**
+   * Express strips a mount path from `req.url` and keeps it in `req.baseUrl`; the routes are matched
+   * against the whole target, under `basePath`. A mount path `basePath` does not start with can never
+   * match: that is said once per request the service hands on, as an error, instead of every request
+   * falling through to the app's 404 without a word.
+   */
+  function misMounted(req: HttpRequest): ServiceError | undefined {
+    const mountedAt = (req as { baseUrl?: unknown }).baseUrl;
+    if (typeof mountedAt !== 'string' || mountedAt === '' || base === mountedAt || base.startsWith(`${mountedAt}/`)) return undefined;
+    return new ServiceError(
+      'ERR_INVALID_OPTION',
+      `service.middleware is mounted at "${mountedAt}" but the service's basePath is "${base}": give createService({ basePath: '${mountedAt}' }) the same prefix (A-9)`,
+    );
+  }
 
   /** `match`: the route the middleware already looked up for this path, so it is not looked up twice. */
   function serve(ctx: RequestContext, req: HttpRequest, res: HttpResponse, match?: Match<Handler>): void {
@@ -145,8 +160,9 @@ export function createDispatcher(options: DispatchOptions): Dispatcher {
       throw new HttpError(problem(414, 'uri-too-long', { detail: `The request target must be at most ${maxTargetLength} bytes.` }));
     }
     const path = ctx.localPath;
-    // A-9: nothing outside the mount is served.
-    if (path === undefined) throw new HttpError(problem(404, 'not-found'));
+    // A-9: nothing outside the mount is served (a framework that strips the prefix first, such as
+    // Hono's app.mount without replaceRequest: false, gets this for every request: it says why).
+    if (path === undefined) throw new HttpError(problem(404, 'not-found', { detail: `This service serves paths under ${base} only.` }));
     if (!path.startsWith('/')) {
       if (ctx.method === 'OPTIONS' && path === '*') return { status: 204, headers: { allow: 'GET, HEAD, OPTIONS, PUT, POST' } };
       throw new HttpError(problem(400, 'bad-request', { detail: 'The request target must be an absolute path.' }));

@@ -203,6 +203,34 @@ test('A-9 service.middleware behind body parsers (express.json() and express.url
   assert.match(JSON.parse(weird.body).detail, /read before this service saw it, and left in no form it takes: mount service\.middleware before that body parser/);
 });
 
+test('A-9 service.middleware mounted under a prefix its basePath does not start with (app.use("/svc", …) without basePath) hands Express an error that says so, not a silent 404', async (t) => {
+  const caught: unknown[] = [];
+  const { cert, key } = testCertificate();
+  for (const basePath of [undefined, '/other']) {
+    const service = createService({ store: ':memory:', scrypt: FAST_SCRYPT, resources: books(), ...(basePath === undefined ? {} : { basePath }) });
+    t.after(() => service.close());
+    const app = express();
+    app.use('/svc', service.middleware);
+    app.use((error: unknown, _req: express.Request, res: express.Response, _next: express.NextFunction) => {
+      caught.push(error);
+      res.status(500).send(error instanceof Error ? error.message : String(error));
+    });
+    const send = overSocket(await listen(t, createServer({ cert, key }, app)), cert);
+    const answer = await send('/svc/api/books', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    assert.equal(answer.status, 500, String(basePath));
+    assert.match(answer.body, new RegExp(`mounted at "/svc" but the service's basePath is "${basePath ?? ''}": give createService\\(\\{ basePath: '/svc' \\}\\)`), String(basePath));
+  }
+  assert.ok(caught.every((e) => e instanceof ServiceError && e.code === 'ERR_INVALID_OPTION'));
+  // A basePath under the mount path is served as it should be.
+  const deeper = createService({ store: ':memory:', scrypt: FAST_SCRYPT, basePath: '/svc/v1', resources: books() });
+  t.after(() => deeper.close());
+  const app = express();
+  app.use('/svc', deeper.middleware);
+  const send = overSocket(await listen(t, createServer({ cert, key }, app)), cert);
+  assert.equal((await send('/svc/v1/api/books', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })).status, 201);
+  assert.equal((await send('/svc/nothing')).status, 404, 'a path outside it is handed on');
+});
+
 test('A-9 service.middleware at the root of an Express app, without basePath; next() for what it does not serve', async (t) => {
   const service = createService({ store: ':memory:', scrypt: FAST_SCRYPT });
   t.after(() => service.close());
