@@ -41,7 +41,7 @@ import { createHashGate, isHashBusy, type HashGate } from './users/hash-gate.js'
 import { resolveStorePath } from './store/file/path.js';
 import { openStore } from './store/open.js';
 import type { SharedSettings, Store, UserRecord } from './store/store.js';
-import { createUsers, type Role, type UserInfo, type Users } from './users/users.js';
+import { checkNewUser, createUsers, type Role, type UserInfo, type Users } from './users/users.js';
 import { validateOptionalBoolean, validateOptionalInteger, validateOptionalObject, validateString, invalidArgument } from './validate.js';
 import { withTimeout } from './with-timeout.js';
 
@@ -375,6 +375,7 @@ export function createService(options: ServiceOptions = {}): Service {
         validateOptionalObject(opts, 'options');
         const role = opts?.role ?? 'user';
         if (role !== 'user' && role !== 'admin') throw invalidArgument('options.role', '"user" or "admin"', role);
+        await checkNewUser(name, password, config.minPasswordLength);
         return withUsers((u) => u.add(name, password, role));
       },
       verify: async (name, password) => {

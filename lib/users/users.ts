@@ -8,6 +8,18 @@ import { hasLiveResetToken, issueResetToken } from './reset-tokens.js';
 import type { Store, UserRecord } from '../store/store.js';
 
 export type Role = 'user' | 'admin';
+
+/**
+ * U-2 and P-6 for a new user, with no store: what add() refuses whatever the store holds. The
+ * library and the CLI ask it before a store is opened (a file store is created when first opened),
+ * so a refused name or password leaves nothing behind.
+ */
+export async function checkNewUser(rawName: string, password: string, minPasswordLength: number): Promise<void> {
+  const check = checkNewUserName(rawName);
+  if (!check.ok) throw new ServiceError('ERR_INVALID_NAME', `invalid user name (${check.violation})`);
+  const violations = await checkPasswordPolicy(preparePassword(password), { username: check.name, minLength: minPasswordLength });
+  if (violations.length > 0) throw new PasswordPolicyError(violations);
+}
 export type ChangeVia = 'basic' | 'digest' | 'token' | 'form' | 'cli' | 'library';
 
 /** What the library and the CLI show of a user: never the hash. */

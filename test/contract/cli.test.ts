@@ -273,6 +273,11 @@ test('C-3 user add/list/passwd/del and reset-token; passwords only from stdin, n
   const dir = await tempDir(t);
   const store = ['--store', join(dir, 'users.json')];
   const hashing = [...store, ...FAST];
+  // C-2: values are checked before anything is written: a refused password leaves no store behind.
+  const refused = await run(['user', 'add', 'alice', ...hashing], { input: 'short\n' });
+  assert.equal(refused.code, 1);
+  assert.match(refused.stderr, /too-short/);
+  assert.deepEqual(await readdir(dir), [], 'no store was created for a refused password');
   const add = await run(['user', 'add', 'alice', ...hashing], { input: 'lemon-initial-passphrase-1\n' });
   assert.equal(add.code, 0, add.stderr);
   const admin = await run(['user', 'add', 'root', '--admin', ...hashing], { input: 'boss-initial-passphrase-1\r\n' });
