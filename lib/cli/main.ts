@@ -68,7 +68,11 @@ async function open(command: Command, options: ServiceOptions, sources: Readonly
   // A memory store (U-6) lives and dies with one process: a command other than serve never finds
   // one to read, and what it wrote there would be gone when it ends.
   const kind = storeKind(store);
-  if (kind === 'memory' && command.words[0] !== 'serve') throw new Error(`a ${MEMORY_STORE} store holds no users outside the server that made it (nothing would be kept; use it with "${PROGRAM} serve")`);
+  if (kind === 'memory' && command.words[0] !== 'serve') {
+    // A value this command cannot take: a usage error (C-4), like any other refused --store.
+    const source = sources.get('store')?.source ?? '--store';
+    throw new UsageError(`${source}: a ${MEMORY_STORE} store holds no users outside the server that made it (nothing would be kept; use it with "${PROGRAM} serve")`, { help: command.words });
+  }
   if (command.store !== 'existing') return service;
   // A database URL (S-1) is the database's business; only file paths are checked here.
   if (kind === 'file' && !(await storeExists(store))) {

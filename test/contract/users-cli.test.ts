@@ -109,7 +109,7 @@ for (const protocol of PROTOCOLS) test(`P-12 serve --on-reset-token with a faili
   assert.doesNotMatch(s.output().stdout, /"token"/);
 });
 
-test('U-6 every command but serve refuses --store :memory: (what it wrote would be gone when it ends), exit 1, creating nothing', async (t) => {
+test('U-6 every command but serve refuses --store :memory: (what it wrote would be gone when it ends), a usage error (exit 2) naming the flag or variable, creating nothing', async (t) => {
   const dir = await tempDir(t);
   for (const args of [
     ['user', 'add', 'ghost'],
@@ -122,8 +122,8 @@ test('U-6 every command but serve refuses --store :memory: (what it wrote would 
   ]) {
     for (const how of [{ args: ['--store', ':memory:'], env: {} }, { args: [], env: { HTTPSKIT_STORE: ':memory:' } }]) {
       const r = await run([...args, ...how.args], { cwd: dir, input: PW, env: { ...FAST, ...how.env } });
-      assert.equal(r.code, 1, `${args.join(' ')} ${how.args.join(' ')}: ${r.stdout}${r.stderr}`);
-      assert.match(r.stderr, /a :memory: store holds no users outside the server that made it/, args.join(' '));
+      assert.equal(r.code, 2, `${args.join(' ')} ${how.args.join(' ')}: ${r.stdout}${r.stderr}`);
+      assert.match(r.stderr, new RegExp(`^httpskit: ${how.args.length > 0 ? '--store' : 'HTTPSKIT_STORE'}: a :memory: store holds no users outside the server that made it`), args.join(' '));
       assert.equal(r.stdout, '', args.join(' '));
     }
   }
