@@ -110,8 +110,8 @@ interface Watch {
  *   (SETTINGS_MAX_CONCURRENT_STREAMS 1, until the budget is half free). A session's first stream is
  *   never refused. So sessions that keep many streams open cost themselves, not the others;
  * - a request still open that has sent nothing for PRESSURE_STALL_MS (no DATA, its HEADERS never
- *   ending the stream) is reset at its session's next check: such streams can no longer hold the
- *   budget until the request time-out;
+ *   ending the stream) is reset at its session's next check, and so on until the budget is half
+ *   free: such streams can no longer hold the budget until the request time-out;
  * - a large body is refused (ENHANCE_YOUR_CALM, as past the session's own bound) unless it is all
  *   its session holds: every session may still hold one response, as an HTTP/1.1 connection does,
  *   and a reader that takes what it is sent is served whoever holds the rest.
@@ -318,7 +318,9 @@ function checkStreams(session: ServerHttp2Session, watch: Watch, timeoutMs: numb
   const { streams, budget } = watch;
   // Under pressure a response that took nothing since the last check is stalled (Budget).
   const stallMs = budget.bodies > budget.limit / 2 ? PRESSURE_STALL_MS : timeoutMs;
-  const full = budget.held > budget.limit;
+  // Requests that send nothing are cut down to half the budget, not just under it: a budget left
+  // full to the brim would still refuse every newcomer its streams.
+  const crowded = budget.held > budget.limit / 2;
   if (watch.narrowed && budget.held <= budget.limit / 2) narrow(watch, false);
   const now = performance.now();
   const stalled: ServerHttp2Stream[] = [];
@@ -332,7 +334,7 @@ function checkStreams(session: ServerHttp2Session, watch: Watch, timeoutMs: numb
       continue;
     }
     if (!watched.complete) {
-      if (now - watched.started >= timeoutMs || (full && requestSilent(stream, watched, now))) stalled.push(stream);
+      if (now - watched.started >= timeoutMs || (crowded && requestSilent(stream, watched, now))) stalled.push(stream);
       continue;
     }
     const unsent = unsentBytes(stream);
