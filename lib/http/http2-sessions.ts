@@ -141,7 +141,9 @@ interface Budget {
 /** At most one report of a full budget this often (an attack would otherwise write a line per stream). */
 export const BUDGET_REPORT_MS = 10_000;
 
-const watchedStreams = new WeakMap<ServerHttp2Stream, Watched>();
+// By session, not by stream: a WeakMap entry per stream (tens of thousands a second) is work for
+// every garbage collection; a stream's own record is in its session's `streams`.
+const watches = new WeakMap<ServerHttp2Session, Watch>();
 
 /** Bodies this small are never refused: 100 streams of them are 1.6 MiB (a refused PUT would hide its outcome). */
 export const SMALL_BODY_BYTES = 16 * 1024;
@@ -153,7 +155,7 @@ export const SMALL_BODY_BYTES = 16 * 1024;
  * the guard does not watch always may.
  */
 export function mayHoldUnsent(stream: ServerHttp2Stream, body: string): boolean {
-  const watched = watchedStreams.get(stream);
+  const watched = watches.get(stream.session as ServerHttp2Session)?.streams.get(stream);
   if (watched === undefined) return true;
   // At most 3 bytes per UTF-16 unit: the usual small body is let through without encoding it, and
   // counted by its length (its bytes, for the usual ASCII JSON or XML).
@@ -234,6 +236,7 @@ export function guardSessions(server: Http2SecureServer, limits: SessionLimits):
     sessions.add(session);
     const streams = new Map<ServerHttp2Stream, Watched>();
     const watch: Watch = { session, streams, maxUnsentBytes, budget, held: 0, narrowed: false };
+    watches.set(session, watch);
     let idle: NodeJS.Timeout | undefined;
     let check: NodeJS.Timeout | undefined;
     const arm = (ms: number): void => {
@@ -263,7 +266,6 @@ export function guardSessions(server: Http2SecureServer, limits: SessionLimits):
         check.unref();
       }
       streams.set(stream, watched);
-      watchedStreams.set(stream, watched);
       stream.once('close', () => {
         release(watched);
         streams.delete(stream);
