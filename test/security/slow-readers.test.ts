@@ -223,6 +223,16 @@ function setting(f: { type: number; flags: number; payload: Buffer }, id: number
   return undefined;
 }
 
+/** A new session's `streams` requests at once are all answered, none refused: the budget is whole. The session, still open. */
+async function assertBudgetWhole(t: { after: (fn: () => unknown) => void }, port: number, ca: string, streams: number): Promise<RawH2> {
+  const c = await RawH2.open(port, ca);
+  t.after(() => c.close());
+  await c.write(...Array.from({ length: streams }, (_, n) => headersFrame(2 * n + 1, { path: '/api/something.json' })));
+  for (let i = 0; i < 100 && outcome(c).answered < streams; i++) await sleep(50);
+  assert.deepEqual(outcome(c), { answered: streams, refused: 0, calm: 0 });
+  return c;
+}
+
 /** Streams of `c` the server answered (HEADERS) and refused (RST_STREAM), by error code. */
 function outcome(c: RawH2): { answered: number; refused: number; calm: number } {
   const answered = new Set(c.frames.filter((f) => f.type === FRAME.HEADERS).map((f) => f.streamId)).size;
@@ -284,11 +294,7 @@ test('L-2 maxUnsentBytesTotal: zero-window sessions together hold no more than t
   await sleep(200);
 
   // What they held is given back: a new session may open its streams at once again.
-  const c = await RawH2.open(port, s.ca);
-  t.after(() => c.close());
-  await c.write(...Array.from({ length: 20 }, (_, n) => headersFrame(2 * n + 1, { path: '/api/something.json' })));
-  for (let i = 0; i < 100 && outcome(c).answered < 20; i++) await sleep(50);
-  assert.deepEqual(outcome(c), { answered: 20, refused: 0, calm: 0 });
+  await assertBudgetWhole(t, port, s.ca, 20);
 });
 
 test('L-2 HTTP/2 slow readers across many connections: 120 zero-window sessions × 100 streams of 150 KB leave RSS within the default budget, not 120 × 4 MiB; a reader is served', { skip: noProcFs }, async (t) => {
@@ -356,11 +362,7 @@ test('L-2 maxUnsentBytesTotal: requests that never end (HEADERS without END_STRE
   pins.forEach((c) => c.close());
   await sleep(200);
   // The budget is whole again.
-  const fresh = await RawH2.open(port, s.ca);
-  t.after(() => fresh.close());
-  await fresh.write(...Array.from({ length: 100 }, (_, n) => headersFrame(2 * n + 1, { path: '/api/something.json' })));
-  for (let i = 0; i < 100 && outcome(fresh).answered < 100; i++) await sleep(50);
-  assert.deepEqual(outcome(fresh), { answered: 100, refused: 0, calm: 0 });
+  const fresh = await assertBudgetWhole(t, port, s.ca, 100);
   // RFC 9113 §8.1: a HEAD whose HEADERS do not end the stream is answered, then closed with NO_ERROR.
   await fresh.write(headersFrame(201, { method: 'HEAD', path: '/api/something.json', endStream: false }));
   const closed = await fresh.waitFor((f) => f.type === FRAME.RST_STREAM && f.streamId === 201, 2_000);
