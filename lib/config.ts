@@ -92,9 +92,9 @@ export interface ServiceOptions {
    * L-2 across connections: what all HTTP/2 connections together may hold for their open streams
    * (the response bytes not yet sent, and 8 KiB for each open stream). Past it a connection holding
    * more than its share has new streams refused with RST_STREAM(REFUSED_STREAM), which a client may
-   * retry, requests that have sent nothing for 2 s are reset, and a larger body is refused unless it
-   * is all its connection holds; past half of it a response that took nothing for 2 s is cut, so
-   * readers that read nothing lose their connections within seconds. @default 67108864 (64 MiB)
+   * retry, and a larger body is refused unless it is all its connection holds; past half of it
+   * requests that sent less than 1 KiB in 2 s are reset and responses that took nothing for 2 s are
+   * cut, so readers that read nothing lose their connections within seconds. @default 67108864 (64 MiB)
    */
   maxUnsentBytesTotal?: number;
   /**

@@ -39,6 +39,8 @@ export function readBody(source: BodySource, declaredLength: string | undefined,
     const buffered = source.read() as Buffer | null;
     return Promise.resolve(buffered ?? EMPTY);
   }
+  // An HTTP/2 stream's progress is counted for the session guard (http2-sessions.ts).
+  const counted = (source as { readonly session?: unknown }).session !== undefined;
   return new Promise<Buffer>((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -51,6 +53,7 @@ export function readBody(source: BodySource, declaredLength: string | undefined,
     };
     const onData = (chunk: Buffer): void => {
       size += chunk.length;
+      if (counted) taken.set(source, size);
       if (size > limit) {
         cleanup();
         source.pause();
@@ -83,6 +86,22 @@ const EMPTY = Buffer.alloc(0);
 
 /** Requests that asked `Expect: 100-continue` and have not been told to go on, with the response to tell them by. */
 const awaitingContinue = new WeakMap<object, { writeContinue(): void }>();
+
+/** HTTP/2 streams whose body is being read, with the bytes taken so far. */
+const taken = new WeakMap<object, number>();
+
+/**
+ * L-2, for the HTTP/2 session guard's view of a request still arriving: the bytes of its body read
+ * so far (what waits unread is the stream's `readableLength`), and whether the service itself holds
+ * back the 100 Continue the client waits for before it sends any.
+ */
+export function bodyBytesTaken(source: object): number {
+  return taken.get(source) ?? 0;
+}
+
+export function awaitsContinue(source: object): boolean {
+  return awaitingContinue.has(source);
+}
 
 /**
  * RFC 9110 §10.1.1: a request that says `Expect: 100-continue` gets `100 Continue` only when its

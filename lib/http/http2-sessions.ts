@@ -7,6 +7,7 @@
 // bounded too (the budget below), since each connection's own bound, times the connections one
 // client can open, is no bound at all.
 import { constants, type Http2SecureServer, type ServerHttp2Session, type ServerHttp2Stream } from 'node:http2';
+import { awaitsContinue, bodyBytesTaken } from './body.js';
 import { lastProgress, unsentBytes } from './send-body.js';
 
 export interface SessionLimits {
@@ -63,6 +64,14 @@ const CHECK_INTERVAL_MS = 1_000;
 // that an event loop late by a second under the load does not make a reader look stalled.
 const PRESSURE_STALL_MS = 2 * CHECK_INTERVAL_MS;
 
+// Under pressure, an open request that sent less than this in PRESSURE_STALL_MS is silent (512 B/s:
+// one byte of DATA a second no longer keeps a stream open).
+const MIN_REQUEST_PROGRESS_BYTES = 1024;
+
+// The fair share never falls below this many streams' worth: sessions holding one stream each
+// (a connection and 8 KiB apiece) cannot shrink everyone else to one or two.
+const SHARE_FLOOR_STREAMS = 16;
+
 /** What the guard knows of one open stream. */
 interface Watched {
   readonly started: number;
@@ -72,9 +81,9 @@ interface Watched {
   since: number;
   /** When the stream was reset for stalling (its RST_STREAM may be stuck behind queued data). */
   cut: number | undefined;
-  /** While its request is open: the stream's receive window at the last check, and since when it has not moved (the peer sent nothing). */
-  window: number;
-  windowSince: number;
+  /** While its request is open: its body's bytes seen (read and waiting) when last counted as progress, and since when. */
+  seen: number;
+  seenSince: number;
   /** Its body's bytes, counted in the budget (with STREAM_BYTES) until the stream closes. */
   body: number;
   /** Given back (its stream or its session closed). */
@@ -106,25 +115,25 @@ interface Watch {
  *
  * - a new stream is refused before any handler runs (RST_STREAM(REFUSED_STREAM), RFC 9113 §8.7:
  *   the client may retry it) when its session holds more than its fair share (the limit shared by
- *   the sessions that hold anything), and that session is told it may open one stream at a time
- *   (SETTINGS_MAX_CONCURRENT_STREAMS 1, until the budget is half free). A session's first stream is
- *   never refused. So sessions that keep many streams open cost themselves, not the others;
- * - a request still open that has sent nothing for PRESSURE_STALL_MS (no DATA, its HEADERS never
- *   ending the stream) is reset at its session's next check, and so on until the budget is half
- *   free: such streams can no longer hold the budget until the request time-out;
+ *   the sessions that hold anything, never less than SHARE_FLOOR_STREAMS streams' worth), and that
+ *   session is told it may open one stream at a time (SETTINGS_MAX_CONCURRENT_STREAMS 1, until the
+ *   budget is half free). A session's first stream is never refused. So sessions that keep many
+ *   streams open cost themselves, not the others;
+ * - a request still open that has sent less than MIN_REQUEST_PROGRESS_BYTES in PRESSURE_STALL_MS
+ *   (its HEADERS never ending the stream, a body announced and not sent, or dribbled) is reset at
+ *   its session's next check, and so on until the budget is half free: such streams can no longer
+ *   hold the budget until the request time-out;
  * - a large body is refused (ENHANCE_YOUR_CALM, as past the session's own bound) unless it is all
  *   its session holds: every session may still hold one response, as an HTTP/1.1 connection does,
  *   and a reader that takes what it is sent is served whoever holds the rest.
  *
- * Past half of the limit in bodies, a response that took nothing for PRESSURE_STALL_MS is stalled
+ * Past half of the limit, a response that took nothing for PRESSURE_STALL_MS is stalled
  * (checkStreams), so the sessions of readers that read nothing are cut within seconds instead of at
  * the request time-out. Refusing rather than cutting others to make room: an attacker's new
  * sessions would then evict its old ones as fast as they came, the server encoding a body for each.
  */
 interface Budget {
   held: number;
-  /** Of `held`, the bodies' bytes (what pressure is judged by). */
-  bodies: number;
   readonly limit: number;
   /** Sessions whose streams count for anything (they share the limit when it is full). */
   sessions: number;
@@ -179,9 +188,9 @@ export function mayHoldUnsent(stream: ServerHttp2Stream, body: string): boolean 
   return chargeBody(watched, bytes);
 }
 
-/** The limit shared by the sessions that hold anything. */
+/** The limit shared by the sessions that hold anything, or SHARE_FLOOR_STREAMS streams' worth. */
 function fairShare(budget: Budget): number {
-  return budget.limit / Math.max(1, budget.sessions);
+  return Math.max(budget.limit / Math.max(1, budget.sessions), SHARE_FLOOR_STREAMS * STREAM_BYTES);
 }
 
 /** Counts `bytes` of `watched`'s stream (STREAM_BYTES when it opens) in its session's and its server's share. */
@@ -196,7 +205,6 @@ function charge(watched: Watched, bytes: number): void {
 function chargeBody(watched: Watched, bytes: number): true {
   if (watched.released) return true;
   watched.body += bytes;
-  watched.watch.budget.bodies += bytes;
   charge(watched, bytes);
   if (watched.watch.budget.held > watched.watch.budget.limit) reportFull(watched.watch.budget);
   return true;
@@ -211,7 +219,6 @@ function release(watched: Watched): void {
   const bytes = STREAM_BYTES + watched.body;
   watch.held -= bytes;
   budget.held -= bytes;
-  budget.bodies -= watched.body;
   budget.streams--;
   if (watch.held === 0) budget.sessions--;
 }
@@ -221,7 +228,6 @@ export function guardSessions(server: Http2SecureServer, limits: SessionLimits):
   const maxUnsentBytes = limits.maxUnsentBytes ?? DEFAULT_MAX_UNSENT_BYTES;
   const budget: Budget = {
     held: 0,
-    bodies: 0,
     limit: limits.maxUnsentBytesTotal ?? DEFAULT_MAX_UNSENT_BYTES_TOTAL,
     sessions: 0,
     maxConcurrentStreams: limits.maxConcurrentStreams,
@@ -256,7 +262,7 @@ export function guardSessions(server: Http2SecureServer, limits: SessionLimits):
     });
     session.on('stream', (stream: ServerHttp2Stream, _headers: unknown, flags: number) => {
       const now = performance.now();
-      const watched: Watched = { started: now, complete: (flags & constants.NGHTTP2_FLAG_END_STREAM) !== 0, unsent: 0, since: now, cut: undefined, window: -1, windowSince: now, body: 0, released: false, watch };
+      const watched: Watched = { started: now, complete: (flags & constants.NGHTTP2_FLAG_END_STREAM) !== 0, unsent: 0, since: now, cut: undefined, seen: 0, seenSince: now, body: 0, released: false, watch };
       charge(watched, STREAM_BYTES);
       budget.streams++;
       if (!watched.complete) stream.once('end', () => (watched.complete = true));
@@ -319,7 +325,7 @@ function closeIdle(session: ServerHttp2Session): void {
 function checkStreams(session: ServerHttp2Session, watch: Watch, timeoutMs: number): void {
   const { streams, budget } = watch;
   // Under pressure a response that took nothing since the last check is stalled (Budget).
-  const stallMs = budget.bodies > budget.limit / 2 ? PRESSURE_STALL_MS : timeoutMs;
+  const stallMs = budget.held > budget.limit / 2 ? PRESSURE_STALL_MS : timeoutMs;
   // Requests that send nothing are cut down to half the budget, not just under it: a budget left
   // full to the brim would still refuse every newcomer its streams.
   const crowded = budget.held > budget.limit / 2;
@@ -363,20 +369,20 @@ function checkStreams(session: ServerHttp2Session, watch: Watch, timeoutMs: numb
 }
 
 /**
- * Under pressure (Budget): has this open request sent nothing for PRESSURE_STALL_MS? The peer has
- * sent nothing when the stream's receive window has not moved since the last check (DATA shrinks
- * it, Node's WINDOW_UPDATE grows it) and it has not ended its side (a request whose body waits,
- * whole, for its handler is not silent).
+ * Under pressure (Budget): has this open request sent less than MIN_REQUEST_PROGRESS_BYTES for
+ * PRESSURE_STALL_MS? What it sent is what its body reader took and what waits unread in the stream.
+ * Not silent: a request whose side has ended (its body waits, whole, for its handler), or one whose
+ * 100 Continue the service holds back (the client waits for it: a password change queued behind
+ * hashes).
  */
 function requestSilent(stream: ServerHttp2Stream, watched: Watched, now: number): boolean {
-  const state = stream.state as { readonly localWindowSize?: number; readonly remoteClose?: number };
-  if (state.remoteClose === 1) return false;
-  const window = state.localWindowSize ?? -1;
-  if (window !== watched.window) {
-    watched.window = window;
-    watched.windowSince = now;
+  if (awaitsContinue(stream) || (stream.state as { readonly remoteClose?: number }).remoteClose === 1) return false;
+  const seen = bodyBytesTaken(stream) + stream.readableLength;
+  if (seen - watched.seen >= MIN_REQUEST_PROGRESS_BYTES) {
+    watched.seen = seen;
+    watched.seenSince = now;
   }
-  return now - watched.started >= PRESSURE_STALL_MS && now - watched.windowSince >= PRESSURE_STALL_MS;
+  return now - watched.seenSince >= PRESSURE_STALL_MS;
 }
 
 /**

@@ -104,7 +104,8 @@ export function writeStreamReply(ctx: RequestContext, stream: ServerHttp2Stream,
 
 /** The request time-out of the node:http server `res` came from, which keeps it (L-1). */
 function stallLimit(res: ServerResponse): number | undefined {
-  const server = (res.socket as (Socket & { server?: { requestTimeout?: unknown } }) | null)?.server;
+  // The request's socket: a response pipelined behind another has none of its own until its turn.
+  const server = ((res.socket ?? (res as { req?: { socket?: Socket } }).req?.socket) as (Socket & { server?: { requestTimeout?: unknown } }) | null | undefined)?.server;
   return typeof server?.requestTimeout === 'number' && server.requestTimeout > 0 ? server.requestTimeout : undefined;
 }
 

@@ -7,6 +7,10 @@ import assert from 'node:assert/strict';
 import { connect, type TLSSocket } from 'node:tls';
 import { basic, startService, type Started } from '../helpers/service.js';
 import { exchangeOnce, RawConnection } from './helpers/raw-http.js';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { noProcFs, startChildServer } from './helpers/child-server.js';
 
 /** Opens `count` TLS connections, `parallel` handshakes at a time. */
 async function openMany(s: Started, count: number, parallel: number): Promise<TLSSocket[]> {
@@ -218,10 +222,93 @@ test('L-2 clients that pipeline requests and never read their answers are cut at
   }
   t.after(() => clients.forEach((c) => c.destroy()));
   await new Promise((resolve) => setTimeout(resolve, 6_000));
+  // Counted while the clients have not left (they never read, never close): what the server holds
+  // is its own doing. This process holds both ends; the clients' ends count at most once each.
+  const during = await socketsHeld();
   clients.forEach((c) => c.destroy());
   await new Promise((resolve) => setTimeout(resolve, 1_000));
   const after = await socketsHeld();
-  t.diagnostic(`sockets held: ${before} before, ${after} after the clients left`);
-  assert.ok(after <= before, `the server let go of the stalled connections (${before} → ${after})`);
+  t.diagnostic(`sockets held: ${before} before, ${during} with the clients still there, ${after} after they left`);
+  assert.ok(during <= before + clients.length, `the server let go of the stalled connections while their clients stayed (${before} → ${during})`);
+  assert.ok(after <= before, `and nothing is left after (${before} → ${after})`);
   assert.equal((await s.fetch('/api/something.json?param1=x')).status, 200, 'and serves on');
 });
+
+test('L-2 HTTP/1.1 pipelined requests never read: a connection may have at most 32 responses waiting, past that it is closed, its client still connected, long before the request time-out; RSS stays bounded', { skip: noProcFs }, async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'httpskit-pipelined-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const server = await startChildServer(t, dir, { requestTimeoutMs: 30_000 }, { exposeGc: true });
+  await server.collectGarbage();
+  const baseline = server.rssMiB();
+  const baseSockets = server.sockets();
+  // 20 connections, each writing 400 requests for /openapi.json (64 KB) at once and reading nothing.
+  const clients: TLSSocket[] = [];
+  t.after(() => clients.forEach((c) => c.destroy()));
+  const burst = 'GET /openapi.json HTTP/1.1\r\nHost: localhost\r\n\r\n'.repeat(400);
+  for (let i = 0; i < 20; i++) {
+    const socket = await new Promise<TLSSocket>((resolve, reject) => {
+      const c = connect({ host: '127.0.0.1', port: server.port, ca: server.ca, servername: 'localhost', ALPNProtocols: ['http/1.1'] }, () => resolve(c));
+      c.once('error', reject);
+    });
+    socket.on('error', () => {});
+    socket.pause();
+    socket.write(burst);
+    clients.push(socket);
+  }
+  const started = performance.now();
+  let peak = baseline;
+  let cutAt: number | undefined;
+  while (performance.now() - started < 9_000) {
+    await new Promise((resolve) => setTimeout(resolve, 250));
+    peak = Math.max(peak, server.rssMiB());
+    if (cutAt === undefined && server.sockets() <= baseSockets) cutAt = performance.now() - started;
+  }
+  t.diagnostic(`RSS ${baseline.toFixed(0)} → peak ${peak.toFixed(0)} MiB; the server's connections all gone ${cutAt === undefined ? 'never' : `after ${(cutAt / 1e3).toFixed(1)} s`}, its clients still connected`);
+  // Before: every response of the 8,000 kept whole until its turn, and no connection cut while its
+  // client stayed (a review measured 782 MB for 20 connections over 65 s).
+  assert.ok(peak - baseline < 150, `RSS rose by ${(peak - baseline).toFixed(0)} MiB`);
+  assert.ok(cutAt !== undefined && cutAt < 8_000, 'every connection was let go, though its client never left');
+  assert.equal((await s2xx(server.url, server.ca)), 200, 'and it serves on');
+  assert.ok(server.alive());
+});
+
+test('L-2 HTTP/1.1 pipelined requests never read, fewer than the cap: a response that waited its turn is watched too, and its connection is cut at the request time-out while the client stays connected', { skip: noProcFs }, async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'httpskit-pipelined-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const server = await startChildServer(t, dir, { requestTimeoutMs: 2_000, bigBytes: 1_000_000 });
+  const baseSockets = server.sockets();
+  const clients: TLSSocket[] = [];
+  t.after(() => clients.forEach((c) => c.destroy()));
+  for (let i = 0; i < 5; i++) {
+    const socket = await new Promise<TLSSocket>((resolve, reject) => {
+      const c = connect({ host: '127.0.0.1', port: server.port, ca: server.ca, servername: 'localhost', ALPNProtocols: ['http/1.1'] }, () => resolve(c));
+      c.once('error', reject);
+    });
+    socket.on('error', () => {});
+    socket.pause();
+    // A small answer first (sent at once), then 1 MB ones that wait their turn and then stall: more
+    // than the kernel's buffers take.
+    socket.write(`GET /api/something.json HTTP/1.1\r\nHost: localhost\r\n\r\n${'GET /api/big.json HTTP/1.1\r\nHost: localhost\r\n\r\n'.repeat(20)}`);
+    clients.push(socket);
+  }
+  const started = performance.now();
+  while (server.sockets() > baseSockets && performance.now() - started < 10_000) await new Promise((resolve) => setTimeout(resolve, 250));
+  const after = performance.now() - started;
+  t.diagnostic(`the server's connections: ${server.sockets() - baseSockets} left after ${(after / 1e3).toFixed(1)} s, the clients still connected`);
+  assert.equal(server.sockets(), baseSockets, 'the server let go of every stalled connection');
+  assert.ok(after < 6_000, `within the request time-out and a check or two (${after.toFixed(0)} ms)`);
+});
+
+async function s2xx(url: string, ca: string): Promise<number> {
+  const socket = await new Promise<TLSSocket>((resolve, reject) => {
+    const c = connect({ host: '127.0.0.1', port: Number(new URL(url).port), ca, servername: 'localhost', ALPNProtocols: ['http/1.1'] }, () => resolve(c));
+    c.once('error', reject);
+  });
+  const text = await new Promise<string>((resolve) => {
+    let got = '';
+    socket.on('data', (d: Buffer) => (got += d.toString('latin1')));
+    socket.on('close', () => resolve(got));
+    socket.write('GET /api/something.json HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n');
+  });
+  return Number(/^HTTP\/1\.1 (\d{3})/.exec(text)?.[1] ?? 0);
+}

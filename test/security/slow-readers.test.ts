@@ -327,7 +327,7 @@ test('L-2 HTTP/2 slow readers across many connections: 120 zero-window sessions 
   assert.ok(server.alive());
 });
 
-test('L-2 maxUnsentBytesTotal: requests that never end (HEADERS without END_STREAM, a body announced and never sent) cannot hold the budget against other clients: a client under its share is served, the silent requests are reset within seconds, a HEAD is closed once answered', async (t) => {
+test('L-2 maxUnsentBytesTotal: requests that never end (HEADERS without END_STREAM, a body announced and never sent or dribbled) cannot hold the budget against other clients: a client under its share is served, the silent requests are reset within seconds, a HEAD is closed once answered', async (t) => {
   const shelf = new Map<string, unknown>([['1', { title: 'Dune' }]]);
   const s = await startService(t, {
     maxUnsentBytesTotal: 1_048_576,
@@ -342,6 +342,11 @@ test('L-2 maxUnsentBytesTotal: requests that never end (HEADERS without END_STRE
   for (const c of pins) {
     await c.write(...Array.from({ length: 100 }, (_, n) => headersFrame(2 * n + 1, { method: 'PUT', path: '/api/books/1', endStream: false, extra: [['content-type', 'application/json'], ['content-length', '100']] })));
   }
+  // And they dribble their bodies, a byte per stream every half second: less than 1 KiB in 2 s.
+  const dribble = setInterval(() => {
+    for (const c of pins) if (!c.isClosed) void c.write(...Array.from({ length: 100 }, (_, n) => frame(FRAME.DATA, 0, 2 * n + 1, Buffer.from(' '))));
+  }, 500);
+  t.after(() => clearInterval(dribble));
   await sleep(300);
   // A client holding less than its share is served in full meanwhile, 20 streams at once.
   const reader = await RawH2.open(port, s.ca);
@@ -359,6 +364,7 @@ test('L-2 maxUnsentBytesTotal: requests that never end (HEADERS without END_STRE
   assert.ok(pins.some((c) => cancelled(c) > 0), 'silent requests were reset');
   assert.ok(open() * 8_192 <= 1_048_576, `${open()} silent requests still open`);
   assert.ok(after < 10_000, `within ${after.toFixed(0)} ms`);
+  clearInterval(dribble);
   pins.forEach((c) => c.close());
   await sleep(200);
   // The budget is whole again.
