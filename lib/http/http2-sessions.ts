@@ -324,12 +324,12 @@ function closeIdle(session: ServerHttp2Session): void {
  */
 function checkStreams(session: ServerHttp2Session, watch: Watch, timeoutMs: number): void {
   const { streams, budget } = watch;
-  // Under pressure a response that took nothing since the last check is stalled (Budget).
-  const stallMs = budget.held > budget.limit / 2 ? PRESSURE_STALL_MS : timeoutMs;
-  // Requests that send nothing are cut down to half the budget, not just under it: a budget left
-  // full to the brim would still refuse every newcomer its streams.
+  // Past half the budget (Budget) a response that took nothing for PRESSURE_STALL_MS is stalled, and
+  // so is a request that sent next to nothing: cut down to half of it, not just under it, since a
+  // budget left full to the brim would still refuse every newcomer its streams.
   const crowded = budget.held > budget.limit / 2;
-  if (watch.narrowed && budget.held <= budget.limit / 2) narrow(watch, false);
+  const stallMs = crowded ? PRESSURE_STALL_MS : timeoutMs;
+  if (watch.narrowed && !crowded) narrow(watch, false);
   const now = performance.now();
   const stalled: ServerHttp2Stream[] = [];
   let moving = false;
