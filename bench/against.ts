@@ -11,7 +11,7 @@
 // request log on stdout, pointed at /dev/null), log off is the library's createService({ log: false })
 // (servers/against-lib.ts; versions before --log-level have no CLI switch for it). Each server's CPU
 // time is read from /proc/<pid>/stat, so nothing runs inside the servers but the servers.
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, openSync, closeSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { once } from 'node:events';
 import { createServer, type AddressInfo } from 'node:net';
@@ -21,9 +21,10 @@ import { connect } from 'node:tls';
 import { parseArgs } from 'node:util';
 import { BUILD_DIR, pinToCpu, startLoad } from './children.js';
 import type { LoadStep } from './load.js';
-import { CHROME_ACCEPT, checkBodies, fetchBody, runRound, summarizeScenario, type Measured, type RoundFigure, type Scenario } from './http.js';
+import { CHROME_ACCEPT, checkBodies, fetchBody, H2_STREAMS, runRound, summarizeScenario, type Measured, type RoundFigure, type Scenario } from './http.js';
 import { JSON_BODY, XML_BODY } from './servers/bodies.js';
 import { median, range, sleep } from './stats.js';
+import { Callgrind, countRequests, haveCallgrind, type Count } from './instructions.js';
 
 const ROOT = join(import.meta.dirname, '..');
 const CACHE = join(import.meta.dirname, 'results', 'against');
@@ -67,6 +68,11 @@ export interface AgainstOptions {
   readonly rebuild: boolean;
   readonly pin: boolean;
   readonly cpuProf: boolean;
+  /** Count instructions per request with callgrind instead of timing rounds (instructions.ts). */
+  readonly instructions: boolean;
+  /** Requests counted per server and scenario, and sent before the count (--instructions). */
+  readonly requests: number;
+  readonly warmup: number;
 }
 
 const positive = (flag: string, text: string | undefined, fallback: number, whole: boolean): number => {
@@ -92,6 +98,9 @@ export function parseAgainstArgs(argv: readonly string[]): AgainstOptions {
         rebuild: { type: 'boolean', default: false },
         unpinned: { type: 'boolean', default: false },
         'cpu-prof': { type: 'boolean', default: false },
+        instructions: { type: 'boolean', default: false },
+        requests: { type: 'string' },
+        warmup: { type: 'string' },
       },
     }));
   } catch (error) {
@@ -110,7 +119,12 @@ export function parseAgainstArgs(argv: readonly string[]): AgainstOptions {
     rebuild: values.rebuild === true,
     pin: values.unpinned !== true,
     cpuProf: values['cpu-prof'] === true,
+    instructions: values.instructions === true,
+    requests: positive('requests', values.requests, 10_000, true),
+    warmup: positive('warmup', values.warmup, 8_000, true),
   };
+  if (options.instructions && options.cpuProf) throw new AgainstUsageError('--instructions and --cpu-prof cannot be used together (callgrind runs the servers)');
+  if (options.instructions && !haveCallgrind()) throw new AgainstUsageError('--instructions needs valgrind (Debian: apt-get install valgrind)');
   if (againstScenarios(options).length === 0) throw new AgainstUsageError(`--only "${values.only ?? ''}" matches no scenario; known: ${againstScenarios({ only: ['h'] /* every name: h1 …, h2 … */ }).map((s) => s.name).join('; ')}`);
   return options;
 }
@@ -128,7 +142,8 @@ type Side = 'HEAD' | 'REF';
 type LogMode = 'log-on' | 'log-off';
 const serverName = (side: Side, log: LogMode): string => `${side} ${log}`;
 /** A scenario's log mode: the last word of its name. */
-const logModeOf = (scenario: Scenario): LogMode => (scenario.name.endsWith('log-on') ? 'log-on' : 'log-off');
+const logModeOfName = (name: string): LogMode => (name.endsWith('log-on') ? 'log-on' : 'log-off');
+const logModeOf = (scenario: Scenario): LogMode => logModeOfName(scenario.name);
 /** The file store's scenarios: their bodies are compared HEAD against REF, not against a fixed text. */
 const isUsersScenario = (scenario: Scenario): boolean => scenario.name.includes(' users ');
 
@@ -284,6 +299,7 @@ class ProcServer implements Measured {
     readonly name: string,
     readonly url: string,
     readonly child: ChildProcess,
+    readonly callgrind?: Callgrind,
   ) {
     child.stderr?.setEncoding('utf8').on('data', (chunk: string) => (this.#stderr = (this.#stderr + chunk).slice(-4_000)));
   }
@@ -333,14 +349,15 @@ function alpnOf(port: number): Promise<string | false> {
 }
 
 async function waitUntilListening(server: ProcServer, port: number): Promise<void> {
-  const deadline = Date.now() + 60_000;
+  // Under callgrind a start takes some 50 times as long.
+  const deadline = Date.now() + (server.callgrind === undefined ? 60_000 : 300_000);
   for (;;) {
     if (server.child.exitCode !== null || server.child.signalCode !== null) throw new Error(`${server.name} exited before listening:\n${server.stderr}`);
     try {
       await alpnOf(port);
       return;
     } catch {
-      if (Date.now() > deadline) throw new Error(`${server.name} is not listening on ${port} after 60 s:\n${server.stderr}`);
+      if (Date.now() > deadline) throw new Error(`${server.name} is not listening on ${port} after ${server.callgrind === undefined ? 60 : 300} s:\n${server.stderr}`);
       await sleep(100);
     }
   }
@@ -356,6 +373,8 @@ interface StartArgs {
   readonly libServer: string;
   /** PHC strings of the store's two users (writeStore). */
   readonly hashes: { readonly user: string; readonly admin: string; readonly at: number };
+  /** Run under callgrind (--instructions), its counts in files named after this and the server. */
+  readonly callgrindOut?: string;
 }
 
 /** The file store's snapshot (format 1, read by every version since the format was set) with alice and an admin, and an empty journal. */
@@ -382,9 +401,11 @@ async function startServer(side: Side, log: LogMode, build: Build, args: StartAr
   // No HTTPSKIT_* setting of the caller's environment reaches either version.
   const env = Object.fromEntries(Object.entries(process.env).filter(([key]) => !key.startsWith('HTTPSKIT_')));
   const devNull = openSync('/dev/null', 'w');
-  const child = spawn(process.execPath, [...profile, ...script], { cwd: args.work, env, stdio: ['ignore', devNull, 'pipe'] });
+  const spawnOptions: SpawnOptions = { cwd: args.work, env, stdio: ['ignore', devNull, 'pipe'] };
+  const callgrind = args.callgrindOut === undefined ? undefined : new Callgrind([process.execPath, ...script], `${args.callgrindOut}-${side}-${log}`, spawnOptions);
+  const child = callgrind?.child ?? spawn(process.execPath, [...profile, ...script], spawnOptions);
   closeSync(devNull);
-  const server = new ProcServer(name, `https://127.0.0.1:${port}`, child);
+  const server = new ProcServer(name, `https://127.0.0.1:${port}`, child, callgrind);
   try {
     await waitUntilListening(server, port);
   } catch (error) {
@@ -500,6 +521,15 @@ export async function againstMain(argv: readonly string[], compile: () => void):
   writeFileSync(keyFile, key, { mode: 0o600 });
   const profileDir = options.cpuProf ? join(import.meta.dirname, 'results', 'profiles', 'against') : undefined;
   if (profileDir !== undefined) rmSync(profileDir, { recursive: true, force: true });
+  const startArgs = { certFile, keyFile, work, round: 0, profileDir, libServer: join(snapshot, 'bench', 'servers', 'against-lib.js'), hashes };
+  if (options.instructions) {
+    try {
+      return await countAgainst({ options, chosen, head, ref, startArgs, live, progress, headLabel, refLabel, commit, started });
+    } finally {
+      rmSync(work, { recursive: true, force: true });
+      rmSync(snapshot, { recursive: true, force: true });
+    }
+  }
 
   const load = await startLoad();
   const pinned = options.pin && pinToCpu(load.pid, 1);
@@ -513,7 +543,7 @@ export async function againstMain(argv: readonly string[], compile: () => void):
       try {
         for (const log of logModes) {
           for (const side of ['HEAD', 'REF'] as const) {
-            const server = await startServer(side, log, side === 'HEAD' ? head : ref, { certFile, keyFile, work, round, profileDir, libServer: join(snapshot, 'bench', 'servers', 'against-lib.js'), hashes });
+            const server = await startServer(side, log, side === 'HEAD' ? head : ref, { ...startArgs, round });
             live.add(server);
             if (pinned) pinToCpu(server.pid, 0);
             servers.set(server.name, server);
@@ -586,5 +616,166 @@ export async function againstMain(argv: readonly string[], compile: () => void):
   writeFileSync(join(import.meta.dirname, 'results', 'against-latest.json'), json);
   writeFileSync(join(import.meta.dirname, 'results', 'against-latest.md'), `${markdown}\n`);
   console.log(`\n${markdown}\n\nResults: bench/results/against-latest.json, bench/results/against-latest.md${profileDir === undefined ? '' : `; profiles in ${profileDir}`}`);
+  return 0;
+}
+
+/** The named peer of an --instructions run: a bare node:https handler sending httpskit's headers (bench/servers/ceiling-headers.ts). */
+const PEER = 'ceiling+headers';
+/** Issue 23's target for httpskit with its log off against that peer. */
+const PEER_TARGET = 1.1;
+/** How long after its start a server is first counted: the start-up's dummy hash (U-3) ends on a worker 10 s in. */
+const COUNT_AFTER_MS = 12_000;
+
+export interface CountRow {
+  readonly scenario: string;
+  /** Instructions of the main thread per request, by server (HEAD …, REF …, ceiling+headers). */
+  readonly main: Readonly<Record<string, number>>;
+  readonly others: Readonly<Record<string, number>>;
+  readonly failed: number;
+  readonly headRef: number;
+  /** HEAD ÷ ceiling+headers, for the log-off HTTP/1.1 scenarios. */
+  readonly headPeer: number | undefined;
+}
+
+interface CountContext {
+  readonly options: AgainstOptions;
+  readonly chosen: readonly Scenario[];
+  readonly head: Build;
+  readonly ref: Build;
+  readonly startArgs: StartArgs;
+  readonly live: Set<ProcServer>;
+  readonly progress: (line: string) => void;
+  readonly headLabel: string;
+  readonly refLabel: string;
+  readonly commit: string;
+  readonly started: number;
+}
+
+/**
+ * `--instructions`: each version's server (and, for HTTP/1.1, the named peer) under callgrind, one
+ * process per version and log mode for all its scenarios, each scenario warmed up and then counted
+ * (instructions.ts). The file store's scenarios are not counted (their password cycles need the
+ * load generator's preparation).
+ */
+async function countAgainst(c: CountContext): Promise<number> {
+  const { options, progress } = c;
+  const scenarios = c.chosen.filter((s) => !isUsersScenario(s));
+  if (scenarios.length === 0) {
+    console.error('bench --against --instructions: the file store\'s scenarios (users) are not counted; choose others with --only');
+    return 2;
+  }
+  const out = mkdtempSync(join(tmpdir(), 'httpskit-callgrind-'));
+  const counts = new Map<string, Map<string, Count>>(scenarios.map((s) => [s.name, new Map()]));
+  const skipped = new Map<string, string>();
+  const load = (scenario: Scenario, url: string) => ({
+    url,
+    path: scenario.path,
+    headers: scenario.headers,
+    mode: scenario.mode === 'h2' ? ('h2' as const) : ('h1' as const),
+    connections: options.connections,
+    streams: H2_STREAMS,
+    warmup: options.warmup,
+    requests: options.requests,
+  });
+  const count = async (name: string, callgrind: Callgrind, scenario: Scenario, url: string, since: number): Promise<void> => {
+    await sleep(Math.max(0, since + COUNT_AFTER_MS - Date.now()));
+    const figure = await countRequests(callgrind, load(scenario, url));
+    counts.get(scenario.name)?.set(name, figure);
+    progress(`  ${scenario.name}: ${name} ${Math.round(figure.main).toLocaleString('en')} instructions a request (other threads ${Math.round(figure.others).toLocaleString('en')})${figure.failed > 0 ? `, ${figure.failed} failed` : ''}`);
+  };
+  progress(`HEAD ${c.headLabel} against REF ${c.refLabel} and ${PEER}, instructions counted by callgrind: ${scenarios.map((s) => s.name).join(', ')}; ${options.warmup} requests to warm up, ${options.requests} counted, ${options.connections} connections (h2: one, ${H2_STREAMS} streams)`);
+  try {
+    for (const log of [...new Set(scenarios.map(logModeOf))]) {
+      for (const side of ['HEAD', 'REF'] as const) {
+        const since = Date.now();
+        const server = await startServer(side, log, side === 'HEAD' ? c.head : c.ref, { ...c.startArgs, callgrindOut: join(out, 'server') });
+        c.live.add(server);
+        if (options.pin) pinToCpu(server.pid, 0);
+        try {
+          for (const scenario of scenarios) {
+            if (logModeOf(scenario) !== log) continue;
+            if (scenario.mode === 'h2' && (await alpnOf(Number(new URL(server.url).port))) !== 'h2') {
+              skipped.set(scenario.name, `${server.name} does not speak HTTP/2 (ALPN)`);
+              continue;
+            }
+            await count(server.name, server.callgrind as Callgrind, scenario, server.url, since);
+          }
+        } finally {
+          await server.stop();
+          c.live.delete(server);
+        }
+      }
+    }
+    const h1 = scenarios.filter((s) => s.mode !== 'h2');
+    if (h1.length > 0) {
+      const since = Date.now();
+      const peer = new Callgrind([process.execPath, join(BUILD_DIR, 'bench', 'servers', 'ceiling-headers.js'), JSON.stringify({ certFile: c.startArgs.certFile, keyFile: c.startArgs.keyFile, log: false })], join(out, 'peer'), {
+        stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
+      });
+      try {
+        if (options.pin) pinToCpu(peer.pid, 0);
+        const url = await new Promise<string>((resolve, reject) => {
+          peer.child.once('message', (message: { url?: string }) => resolve(message.url ?? ''));
+          peer.child.once('exit', () => reject(new Error(`${PEER} exited before it was ready`)));
+        });
+        // One count per path: the peer has no log to turn off.
+        const byPath = new Map<string, Count>();
+        for (const scenario of h1) {
+          const known = byPath.get(scenario.path);
+          if (known !== undefined) {
+            counts.get(scenario.name)?.set(PEER, known);
+            continue;
+          }
+          await count(PEER, peer, scenario, url, since);
+          const figure = counts.get(scenario.name)?.get(PEER);
+          if (figure !== undefined) byPath.set(scenario.path, figure);
+        }
+      } finally {
+        await peer.stop();
+      }
+    }
+  } finally {
+    rmSync(out, { recursive: true, force: true });
+  }
+  const rows: CountRow[] = [];
+  for (const scenario of scenarios) {
+    const figures = counts.get(scenario.name) ?? new Map<string, Count>();
+    const [ours, theirs] = scenario.servers as [string, string];
+    const headCount = figures.get(ours);
+    const refCount = figures.get(theirs);
+    if (headCount === undefined || refCount === undefined) continue;
+    const peerCount = logModeOf(scenario) === 'log-off' ? figures.get(PEER) : undefined;
+    rows.push({
+      scenario: scenario.name,
+      main: Object.fromEntries([...figures].map(([name, f]) => [name, f.main])),
+      others: Object.fromEntries([...figures].map(([name, f]) => [name, f.others])),
+      failed: [...figures.values()].reduce((sum, f) => sum + f.failed, 0),
+      headRef: headCount.main / refCount.main,
+      headPeer: peerCount === undefined ? undefined : headCount.main / peerCount.main,
+    });
+  }
+  const seconds = Math.round((Date.now() - c.started) / 1000);
+  const thousands = (n: number | undefined): string => (n === undefined ? '–' : `${(n / 1000).toFixed(1)}k`);
+  const table = [
+    `| scenario | HEAD ${c.headLabel} | REF ${c.refLabel} | HEAD ÷ REF (≤ ${TARGET}) | ${PEER} | HEAD ÷ ${PEER} (≤ ${PEER_TARGET}, log off) | other threads HEAD / REF |`,
+    '|---|---|---|---|---|---|---|',
+    ...rows.map((r) => {
+      const [ours, theirs] = [`HEAD ${logModeOfName(r.scenario)}`, `REF ${logModeOfName(r.scenario)}`];
+      const peerRatio = r.headPeer === undefined ? '–' : `${r.headPeer.toFixed(3)} ${r.headPeer <= PEER_TARGET ? 'met' : 'missed'}`;
+      return `| ${r.scenario}${r.failed > 0 ? ` (${r.failed} failed)` : ''} | ${thousands(r.main[ours])} | ${thousands(r.main[theirs])} | ${r.headRef.toFixed(3)} ${r.headRef <= TARGET ? 'met' : 'missed'} | ${thousands(r.main[PEER])} | ${peerRatio} | ${thousands(r.others[ours])} / ${thousands(r.others[theirs])} |`;
+    }),
+  ].join('\n');
+  const markdown = [
+    `HEAD ${c.headLabel} ÷ REF ${c.refLabel}, ${new Date(c.started).toISOString()}: instructions of each server's main thread per request, counted by callgrind ` +
+      `(${options.warmup} requests to warm up, then ${options.requests} counted on the same ${options.connections} keep-alive connections; h2: one connection, ${H2_STREAMS} streams). ` +
+      `log-on: the CLI, its log to /dev/null; log-off: createService({ log: false }). Took ${seconds} s.`,
+    '',
+    table,
+    ...[...skipped].map(([name, why]) => `\n${name}: not counted, ${why}.`),
+  ].join('\n');
+  mkdirSync(join(import.meta.dirname, 'results'), { recursive: true });
+  writeFileSync(join(import.meta.dirname, 'results', 'against-instructions.json'), `${JSON.stringify({ head: c.headLabel, ref: options.ref, refCommit: c.commit, options, rows }, null, 2)}\n`);
+  writeFileSync(join(import.meta.dirname, 'results', 'against-instructions.md'), `${markdown}\n`);
+  console.log(`\n${markdown}\n\nResults: bench/results/against-instructions.json, bench/results/against-instructions.md`);
   return 0;
 }

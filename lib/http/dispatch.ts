@@ -8,7 +8,7 @@ import { RequestContext } from './context.js';
 import type { HttpRequest, HttpResponse, RequestHandler } from './messages.js';
 import { HttpError, problem, renderProblem, type Problem } from './problem.js';
 import { parseQuery, singleParam } from './query.js';
-import { writeReply, writeStreamReply, type CommonHeaders, type Reply } from './reply.js';
+import { commonHeaders, writeReply, writeStreamReply, type Reply } from './reply.js';
 import type { Match, Router } from './router.js';
 import type { TrustProxy } from './trust-proxy.js';
 
@@ -22,8 +22,8 @@ export interface DispatchOptions {
   readonly log: Logger;
   readonly maxTargetLength: number;
   /** Common headers for HTTPS and for plain-HTTP responses (T-4: no HSTS on plain HTTP). */
-  readonly secureHeaders: CommonHeaders;
-  readonly plainHeaders: CommonHeaders;
+  readonly secureHeaders: Readonly<Record<string, string>>;
+  readonly plainHeaders: Readonly<Record<string, string>>;
   /** H-5: every answered request is counted by route pattern and status, and timed. */
   readonly metrics?: Pick<Metrics, 'request'> | undefined;
   /** H-3: route patterns whose successes are not logged (health probes every few seconds would flood the log). */
@@ -64,6 +64,8 @@ export function createDispatcher(options: DispatchOptions): Dispatcher {
   const base = options.basePath ?? '';
   const idPrefix = randomBytes(4).toString('hex');
   const observed = log.enabled || metrics !== undefined;
+  const secureHeaders = commonHeaders(options.secureHeaders);
+  const plainHeaders = commonHeaders(options.plainHeaders);
   let counter = 0;
 
   const dispatch = (req: HttpRequest, res: HttpResponse): void => {
@@ -250,7 +252,7 @@ export function createDispatcher(options: DispatchOptions): Dispatcher {
     // Already answered by the listener (a framing error in this request's body, client-error.ts): logged with its status.
     if (res.headersSent) return answered(ctx, res.statusCode);
     if (res.destroyed) return;
-    const common = ctx.secure ? options.secureHeaders : options.plainHeaders;
+    const common = ctx.secure ? secureHeaders : plainHeaders;
     let status = 500;
     try {
       status = writeReply(ctx, res, reply, common);
@@ -258,7 +260,7 @@ export function createDispatcher(options: DispatchOptions): Dispatcher {
       log.error('could not write the response', error, { id: ctx.id });
       if (!res.headersSent) {
         // Still traceable: the caller's x-request-id is the one in the error line.
-        res.writeHead(500, { 'content-type': 'application/problem+json; charset=utf-8', ...common, 'x-request-id': ctx.id });
+        res.writeHead(500, { 'content-type': 'application/problem+json; charset=utf-8', ...common.object, 'x-request-id': ctx.id });
         res.end(JSON.stringify(problem(500, 'internal')));
       } else {
         status = res.statusCode;
@@ -271,14 +273,14 @@ export function createDispatcher(options: DispatchOptions): Dispatcher {
   function sendStream(ctx: RequestContext, h2stream: ServerHttp2Stream, reply: Reply): void {
     // Reset by the client (or cut by the request time-out) before the reply was ready: nothing to send.
     if (h2stream.headersSent || h2stream.destroyed || h2stream.closed) return;
-    const common = options.secureHeaders;
+    const common = secureHeaders;
     let status = 500;
     try {
       status = writeStreamReply(ctx, h2stream, reply, common);
     } catch (error) {
       log.error('could not write the response', error, { id: ctx.id });
       if (!h2stream.headersSent && !h2stream.destroyed) {
-        h2stream.respond({ ':status': 500, 'content-type': 'application/problem+json; charset=utf-8', ...common, 'x-request-id': ctx.id });
+        h2stream.respond({ ':status': 500, 'content-type': 'application/problem+json; charset=utf-8', ...common.object, 'x-request-id': ctx.id });
         h2stream.end(JSON.stringify(problem(500, 'internal')));
       } else {
         h2stream.destroy();

@@ -203,7 +203,8 @@ class InProcessResponse implements BodySink {
   destroyed = false;
   statusCode = 200;
   readonly writableLength = 0;
-  #headers: Record<string, string | readonly string[]> = {};
+  /** As writeHead was given them: name, value pairs (reply.ts), or an object (the 500 written when a reply could not be). */
+  #headers: ReadonlyArray<string | readonly string[]> | Readonly<Record<string, string | readonly string[]>> = [];
   #pieces: Buffer[] | undefined;
   #onClose: (() => void) | undefined;
   readonly #method: string;
@@ -216,7 +217,7 @@ class InProcessResponse implements BodySink {
     this.#reject = reject;
   }
 
-  writeHead(status: number, headers: Record<string, string | readonly string[]>): this {
+  writeHead(status: number, headers: ReadonlyArray<string | readonly string[]> | Readonly<Record<string, string | readonly string[]>>): this {
     this.statusCode = status;
     this.#headers = headers;
     this.headersSent = true;
@@ -235,10 +236,12 @@ class InProcessResponse implements BodySink {
     const pieces = this.#pieces;
     const body = pieces === undefined ? last : Buffer.concat(last === undefined ? pieces : [...pieces, Buffer.from(last)]);
     const headers = new Headers();
-    const own = this.#headers;
-    for (const name in own) {
+    const given = this.#headers;
+    const pairs = Array.isArray(given) ? given : Object.entries(given).flat();
+    for (let i = 0; i < pairs.length; i += 2) {
+      const name = pairs[i] as string;
       if (CONNECTION_SPECIFIC.has(name)) continue;
-      const value = own[name] as string | readonly string[];
+      const value = pairs[i + 1] as string | readonly string[];
       if (typeof value === 'string') headers.append(name, value);
       else for (const one of value) headers.append(name, one);
     }

@@ -1,5 +1,5 @@
 import { constants as h2 } from 'node:http2';
-import type { ServerResponse } from 'node:http';
+import type { OutgoingHttpHeader, ServerResponse } from 'node:http';
 import type { Http2ServerResponse, OutgoingHttpHeaders, ServerHttp2Stream } from 'node:http2';
 import type { Socket } from 'node:net';
 import type { RequestContext } from './context.js';
@@ -21,15 +21,38 @@ export interface Reply {
   readonly close?: boolean;
 }
 
-/** Headers that every response carries (T-4), resolved once per listener. */
-export type CommonHeaders = Readonly<Record<string, string>>;
+/**
+ * Headers that every response carries (T-4), resolved once per listener: as name, value pairs in
+ * one array (how the response fields are built, below), and as an object for a response written
+ * without them.
+ */
+export interface CommonHeaders {
+  readonly object: Readonly<Record<string, string>>;
+  readonly fields: readonly string[];
+  /** The names above and `x-request-id`: a reply's own header of one of these names replaces ours. */
+  readonly names: ReadonlySet<string>;
+}
+
+/** `headers` (lowercase names) as CommonHeaders. */
+export function commonHeaders(headers: Readonly<Record<string, string>>): CommonHeaders {
+  return { object: headers, fields: Object.entries(headers).flat(), names: new Set([...Object.keys(headers), 'x-request-id']) };
+}
+
+/**
+ * A response's header fields as node:http's `writeHead` takes them without an object in between:
+ * name, value, name, value … (names in lowercase, each once). An array is built and read by index;
+ * a header object made per response has a shape of its own, so every store into it and every read
+ * of it by node:http (a `for…in` with `hasOwnProperty`) goes through V8's slowest property paths
+ * (about 4,000 instructions a response, counted with callgrind: bench/README.md).
+ */
+export type Fields = Array<string | readonly string[]>;
 
 /**
  * RFC 9113 §8.2.2: connection-specific fields are malformed in HTTP/2 (Node's stream API refuses a
  * response with any of them, TE and HTTP2-Settings included, by throwing); the reply's "close the
  * connection" becomes the end of its stream instead.
  */
-const CONNECTION_SPECIFIC = ['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade', 'te', 'http2-settings'] as const;
+const CONNECTION_SPECIFIC: ReadonlySet<string> = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade', 'te', 'http2-settings']);
 
 /** Headers a 304 repeats from the 200 it stands for (RFC 9110 §15.4.5). */
 const KEPT_ON_304 = new Set(['cache-control', 'content-location', 'date', 'etag', 'expires', 'vary', 'link', 'x-request-id']);
@@ -63,7 +86,8 @@ const END_STREAM = { endStream: true } as const;
  */
 export function writeReply(ctx: RequestContext, res: HttpResponse, reply: Reply, common: CommonHeaders): number {
   const status = replyStatus(ctx, reply);
-  res.writeHead(status, replyHeaders(ctx, reply, status, common) as Record<string, string | string[]>);
+  // node:http2's compatibility response takes the same pairs (its typings say only an object).
+  (res as ServerResponse).writeHead(status, replyFields(ctx, reply, status, common) as OutgoingHttpHeader[]);
   const body = status === 304 ? undefined : reply.body;
   if (ctx.method === 'HEAD' || body === undefined) res.end();
   else if (ctx.http2) sendBody(res as Http2ServerResponse, body);
@@ -77,12 +101,14 @@ export function writeReply(ctx: RequestContext, res: HttpResponse, reply: Reply,
 
 /**
  * The same response written on an HTTP/2 stream with node:http2's stream API (H-1): one header
- * object with `:status`, and the body as the stream's only DATA. Returns the status written.
+ * object with `:status` (the API takes no other form), and the body as the stream's only DATA.
+ * Returns the status written.
  */
 export function writeStreamReply(ctx: RequestContext, stream: ServerHttp2Stream, reply: Reply, common: CommonHeaders): number {
   const status = replyStatus(ctx, reply);
-  const headers = replyHeaders(ctx, reply, status, common) as OutgoingHttpHeaders;
-  headers[':status'] = status;
+  const fields = replyFields(ctx, reply, status, common);
+  const headers: OutgoingHttpHeaders = { ':status': status };
+  for (let i = 0; i < fields.length; i += 2) headers[fields[i] as string] = fields[i + 1] as string | string[];
   const body = status === 304 || status === 204 ? undefined : reply.body;
   if (ctx.method === 'HEAD' || body === undefined) {
     stream.respond(headers, END_STREAM);
@@ -118,35 +144,53 @@ function replyStatus(ctx: RequestContext, reply: Reply): number {
   return (method === 'GET' || method === 'HEAD') && ifNoneMatchHits(ifNoneMatch, reply.etag) ? 304 : status;
 }
 
-/** The response's header fields (names in lowercase), for `status` as replyStatus() chose it. */
-function replyHeaders(ctx: RequestContext, reply: Reply, status: number, common: CommonHeaders): Record<string, string | readonly string[]> {
-  // Copied key by key into a fresh object: V8 gives a `{ ...common }` clone its source's map, and
-  // adding properties to it then costs about 1 µs each (measured, Node 20), 20x a plain object.
-  const headers: Record<string, string | readonly string[]> = {};
-  for (const name in common) headers[name] = common[name] as string;
-  headers['x-request-id'] = ctx.id;
+/**
+ * The response's header fields (names in lowercase, each once), for `status` as replyStatus() chose
+ * it: the common ones, the request id, the reply's own (which replace a common one of the same
+ * name), then those the writer decides: Vary, Connection, ETag and the framing (Content-Length;
+ * one the reply brings is dropped). A 304 keeps only what RFC 9110 §15.4.5 has it repeat.
+ */
+function replyFields(ctx: RequestContext, reply: Reply, status: number, common: CommonHeaders): Fields {
+  const fields: Fields = [];
   const own = reply.headers;
-  if (own !== undefined) for (const name in own) headers[name] = own[name] as string | readonly string[];
+  const notModified = status === 304 && reply.status !== 304;
   const vary = reply.vary;
-  if (vary !== undefined && vary.length > 0) headers['vary'] = vary.length === 1 ? (vary[0] as string) : vary.join(', ');
-  if (!ctx.http2) {
-    if (reply.close === true) headers['connection'] = 'close';
-  } else if (own !== undefined) {
-    // Only a reply's own headers can bring them; deleting makes the object slower, so only when there.
-    for (const name of CONNECTION_SPECIFIC) if (name in headers) delete headers[name];
-    assertFieldValues(own);
-  }
-  if (reply.etag !== undefined) headers['etag'] = reply.etag;
-  if (status === 304 && reply.status !== 304) {
-    for (const name of Object.keys(headers)) {
-      if (!KEPT_ON_304.has(name) && !(name in common)) delete headers[name];
+  const hasVary = vary !== undefined && vary.length > 0;
+  const close = !ctx.http2 && reply.close === true;
+  const etag = reply.etag;
+  let replaced = false;
+  if (own !== undefined) {
+    // RFC 9113 §8.2.1: a value HTTP/2 would send as it is must not split a header (node:http throws itself).
+    if (ctx.http2) assertFieldValues(own);
+    for (const name in own) {
+      if (
+        name === 'content-length' ||
+        (hasVary && name === 'vary') ||
+        (close && name === 'connection') ||
+        (etag !== undefined && name === 'etag') ||
+        (ctx.http2 && CONNECTION_SPECIFIC.has(name)) ||
+        (notModified && !KEPT_ON_304.has(name))
+      ) {
+        continue;
+      }
+      if (common.names.has(name)) replaced = true;
+      fields.push(name, own[name] as string | readonly string[]);
     }
-    return headers;
   }
+  const shared = common.fields;
+  for (let i = 0; i < shared.length; i += 2) {
+    const name = shared[i] as string;
+    if (!replaced || !(name in (own as object))) fields.push(name, shared[i + 1] as string);
+  }
+  if (!replaced || !('x-request-id' in (own as object))) fields.push('x-request-id', ctx.id);
+  if (hasVary) fields.push('vary', vary.length === 1 ? (vary[0] as string) : vary.join(', '));
+  if (close) fields.push('connection', 'close');
+  if (etag !== undefined) fields.push('etag', etag);
+  if (notModified) return fields;
   const body = reply.body;
-  if (body !== undefined) headers['content-length'] = String(Buffer.byteLength(body));
-  else if (status !== 304 && status !== 204 && status >= 200) headers['content-length'] = '0';
-  return headers;
+  if (body !== undefined) fields.push('content-length', String(Buffer.byteLength(body)));
+  else if (status !== 304 && status !== 204 && status >= 200) fields.push('content-length', '0');
+  return fields;
 }
 
 /**
