@@ -3,6 +3,7 @@
  * dumping headers or bodies, so a password or an Authorization value cannot reach a log (P-11).
  */
 export interface RequestLog {
+  /** The service's own request id (hex and base-36 digits and '-'): written as it is. */
   readonly id: string;
   readonly method: string;
   readonly path: string;
@@ -75,14 +76,14 @@ export function createLogger(write: false | ((line: string) => void), level: Log
       if (e.status < threshold) return;
       // The same text as JSON.stringify of the entry (fields in the same order), built as one
       // string with no object on the way and as few joins as can be (each costs an allocation):
-      // the quotes are in the constant pieces, the strings from the request escaped by jsonChars
-      // (as they are, unless they hold a character JSON escapes), the duration (to the
-      // microsecond) printed from whole microseconds.
+      // the quotes are in the constant pieces (one for each method and each status, made once),
+      // the path and the address escaped by jsonChars (as they are, unless they hold a character
+      // JSON escapes), the duration (to the microsecond) printed from whole microseconds.
       try {
         const milli = tick();
         write(
-          `${lineStart}${MILLIS_Z[milli] as string}${e.status >= 500 ? LEVEL_ERROR : e.status >= 400 ? LEVEL_WARN : LEVEL_INFO}${jsonChars(e.id)}","method":"${jsonChars(e.method)}",` +
-            `"path":"${jsonChars(e.path)}","status":${e.status},"durationMs":${millis(e.durationMs)},"address":"${jsonChars(e.address)}"}`,
+          `${lineStart}${MILLIS_Z[milli] as string}${e.status >= 500 ? LEVEL_ERROR : e.status >= 400 ? LEVEL_WARN : LEVEL_INFO}${e.id}${methodPiece(e.method)}` +
+            `${jsonChars(e.path)}${statusPiece(e.status)}${millis(e.durationMs)}${ADDRESS_PIECE}${jsonChars(e.address)}"}`,
         );
       } catch {
         // As above.
@@ -94,6 +95,29 @@ export function createLogger(write: false | ((line: string) => void), level: Log
     error: (message, error, fields) =>
       emit('error', message, { ...fields, error: error instanceof Error ? { name: error.name, message: error.message, stack: error.stack } : String(error) }),
   };
+}
+
+const ADDRESS_PIECE = ',"address":"';
+
+/** `","method":"GET","path":"` for each method seen (the few a server sees; at most 64 kept), and each status's `","status":200,"durationMs":`. */
+const METHOD_PIECES = new Map<string, string>();
+const STATUS_PIECES: string[] = [];
+
+function methodPiece(method: string): string {
+  let piece = METHOD_PIECES.get(method);
+  if (piece === undefined) {
+    piece = `","method":"${jsonChars(method)}","path":"`;
+    if (METHOD_PIECES.size < 64) METHOD_PIECES.set(method, piece);
+  }
+  return piece;
+}
+
+function statusPiece(status: number): string {
+  const known = status >= 100 && status <= 999 ? STATUS_PIECES[status] : undefined;
+  if (known !== undefined) return known;
+  const piece = `","status":${status},"durationMs":`;
+  if (Number.isInteger(status) && status >= 100 && status <= 999) STATUS_PIECES[status] = piece;
+  return piece;
 }
 
 /** "000Z" … "999Z": a time's milliseconds and its zone. */

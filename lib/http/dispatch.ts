@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
 import type { IncomingHttpHeaders as Http2Headers, ServerHttp2Stream } from 'node:http2';
 import { RETRY_LATER, ServiceError } from '../errors.js';
 import type { Logger } from '../log.js';
