@@ -5,6 +5,7 @@
  * Matching never decodes: handlers decode params themselves so they can refuse malformed
  * percent-encoding with a 400.
  */
+import { createMemo } from '../memo.js';
 
 export type Match<H> =
   | { readonly kind: 'found'; readonly handler: H; readonly params: Readonly<Record<string, string>>; readonly allow: readonly string[]; readonly route: string }
@@ -49,21 +50,47 @@ export function createRouter<H>(table: Readonly<Record<string, Readonly<Record<s
     routes.push({ segments, handlers, allow, route });
   }
 
+  /** The route a path matches and its parameters (frozen: every request for the path shares them), or undefined. */
+  const find = (path: string): Found<H> | undefined => {
+    if (path.charCodeAt(0) !== SLASH) return undefined;
+    const end = path.length > 1 && path.charCodeAt(path.length - 1) === SLASH ? path.length - 1 : path.length;
+    for (const route of routes) {
+      const params = matchRoute(route.segments, path, end);
+      if (params !== undefined) return { route, params: Object.freeze(params), byMethod: new Map() };
+    }
+    return undefined;
+  };
+  // A path asked for again (the same resource, request after request) is not walked again.
+  const byPath = createMemo(find, PATH_MEMO);
+
   return {
     match(method, path) {
-      if (path.charCodeAt(0) !== SLASH) return { kind: 'not-found' };
-      const end = path.length > 1 && path.charCodeAt(path.length - 1) === SLASH ? path.length - 1 : path.length;
-      for (const route of routes) {
-        const params = matchRoute(route.segments, path, end);
-        if (params === undefined) continue;
+      const found = byPath(path);
+      if (found === undefined) return NOT_FOUND;
+      let match = found.byMethod.get(method);
+      if (match === undefined) {
+        const { route, params } = found;
         const handler = route.handlers.get(method);
-        if (handler !== undefined) return { kind: 'found', handler, params, allow: route.allow, route: route.route };
-        return { kind: 'method-not-allowed', allow: route.allow, route: route.route };
+        match = handler !== undefined ? { kind: 'found', handler, params, allow: route.allow, route: route.route } : { kind: 'method-not-allowed', allow: route.allow, route: route.route };
+        // Methods a route does not know are all alike: only a few are kept.
+        if (found.byMethod.size < MAX_METHODS_KEPT) found.byMethod.set(method, match);
       }
-      return { kind: 'not-found' };
+      return match;
     },
   };
 }
+
+/** A path's route and parameters, and the match made for each method asked for it. */
+interface Found<H> {
+  readonly route: Route<H>;
+  readonly params: Readonly<Record<string, string>>;
+  readonly byMethod: Map<string, Match<H>>;
+}
+
+const NOT_FOUND = { kind: 'not-found' } as const;
+/** Paths remembered (lib/memo.ts), and the longest one remembered. */
+const PATH_MEMO = { size: 1024, maxKeyLength: 256 } as const;
+const MAX_METHODS_KEPT = 8;
 
 /** The `Allow` list of a route with these methods: HEAD where GET is, then OPTIONS (N-8). */
 export function allowList(methods: readonly string[]): string[] {
