@@ -3,7 +3,7 @@ import { requirePreconditions } from '../http/preconditions.js';
 import { HttpError, problem } from '../http/problem.js';
 import { pathSegment } from '../http/path-segment.js';
 import { decodeComponent, parsePairs } from '../http/query.js';
-import type { Reply } from '../http/reply.js';
+import { headerSet, type Reply } from '../http/reply.js';
 import { createMemo } from '../memo.js';
 import { createEtagMemo, strongEtag } from '../representation/etag.js';
 import { OFFERED, parseFormat, type Format, type MediaType, type Selection, type Selector } from '../representation/select.js';
@@ -29,8 +29,10 @@ export interface Target {
   readonly name: string;
   readonly extension: Format | undefined;
   readonly returnType: Format | undefined;
-  /** The query's names and values in request order, alternating, for the loader's URLSearchParams. */
+  /** The query's names and values in request order, alternating. */
   readonly pairs: readonly string[];
+  /** The same as a URLSearchParams, never handed out: each loader gets a copy (searchOf). */
+  readonly search: URLSearchParams;
   /** Link and Content-Location for a JSON and for an XML answer; undefined when too long to send. */
   readonly json: Links | undefined;
   readonly xml: Links | undefined;
@@ -90,6 +92,7 @@ export function parseTarget(key: string, base: string): Target {
     extension,
     returnType,
     pairs,
+    search: searchOfPairs(pairs),
     json: fits('json') ? { link: alternate('xml'), location: path('json') } : undefined,
     xml: fits('xml') ? { link: alternate('json'), location: path('xml') } : undefined,
     both: fits('json') ? `${alternate('json')}, ${alternate('xml')}` : undefined,
@@ -149,7 +152,7 @@ export function createRepresentationHandler(options: RepresentationOptions) {
       throw new HttpError(problem(404, 'not-found', detail));
     }
     const selection = selectFor(selector, target, ctx.headers.accept);
-    const search = searchOf(target.pairs);
+    const search = searchOf(target);
     const context = collection === undefined ? new LoaderContext(target.name, ctx, authenticate) : new ItemLoaderContext(collection, target.name, ctx, authenticate);
     const loaded = resource.load(search, context);
     // Loaders usually return a plain value: answer synchronously then, without a promise round.
@@ -160,8 +163,16 @@ export function createRepresentationHandler(options: RepresentationOptions) {
   };
 }
 
-/** A fresh URLSearchParams of a target's query, per call: a loader may change the one it gets. */
-export function searchOf(pairs: readonly string[]): URLSearchParams {
+/**
+ * A fresh URLSearchParams of a target's query, per call: a loader may change the one it gets. Copied
+ * from the target's own (Node copies another URLSearchParams' list as it is, where appending each
+ * pair checks and converts it again).
+ */
+export function searchOf(target: Target): URLSearchParams {
+  return new URLSearchParams(target.search);
+}
+
+function searchOfPairs(pairs: readonly string[]): URLSearchParams {
   const search = new URLSearchParams();
   for (let i = 0; i < pairs.length; i += 2) search.append(pairs[i] as string, pairs[i + 1] as string);
   return search;
@@ -292,7 +303,7 @@ function headersFor(target: Target, selection: Chosen, personal: boolean): Reado
       if (selection.byAccept) made['content-location'] = links.location;
     }
     if (personal) made['cache-control'] = PRIVATE;
-    headers = Object.freeze(made);
+    headers = headerSet(made);
     sets.set(selection, headers);
   }
   return headers;

@@ -78,7 +78,7 @@ export function createResourceWriteHandlers(o: ResourceWriteOptions): ResourceWr
    */
   const current = async (ctx: RequestContext, target: Target, context: ItemLoaderContext, needed: boolean): Promise<{ readonly exists: boolean; readonly value: unknown }> => {
     if (getItem === undefined) return { exists: false, value: undefined };
-    const value = await getItem.call(item, target.name, searchOf(target.pairs), context);
+    const value = await getItem.call(item, target.name, searchOf(target), context);
     const exists = value !== undefined;
     if (needed && !exists) throw noSuchItem();
     // The tags cost two serializations and three hashes: made only when a condition asks.

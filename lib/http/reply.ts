@@ -144,6 +144,30 @@ function replyStatus(ctx: RequestContext, reply: Reply): number {
   return (method === 'GET' || method === 'HEAD') && ifNoneMatchHits(ifNoneMatch, reply.etag) ? 304 : status;
 }
 
+/** Where a header set made by headerSet() keeps its pairs (not enumerable: the set reads as a plain object). */
+const PAIRS = Symbol('header pairs');
+
+/** Names a reply's own header set must not have for its pairs to be copied as they are: the writer decides these. */
+const WRITERS_NAMES: ReadonlySet<string> = new Set(['content-length', 'vary', 'etag', ...CONNECTION_SPECIFIC]);
+
+/**
+ * `headers` (lowercase names) frozen, as a reply's constant header set (a handler's, made once per
+ * resource and representation): when it has none of the names the writer decides, its name, value
+ * pairs are made now and copied into each response, instead of its properties being walked (a
+ * header object's shape differs from set to set, so V8 reads each property the slowest way).
+ */
+export function headerSet(headers: Record<string, string>): Readonly<Record<string, string>> {
+  const names = Object.keys(headers);
+  if (!names.some((name) => WRITERS_NAMES.has(name)) && !names.some((name) => INVALID_FIELD_VALUE.test(headers[name] as string))) {
+    Object.defineProperty(headers, PAIRS, { value: Object.freeze(names.flatMap((name) => [name, headers[name] as string])) });
+  }
+  return Object.freeze(headers);
+}
+
+function pairsOf(own: Reply['headers']): readonly string[] | undefined {
+  return own === undefined ? undefined : (own as { readonly [PAIRS]?: readonly string[] })[PAIRS];
+}
+
 /**
  * The response's header fields (names in lowercase, each once), for `status` as replyStatus() chose
  * it: the common ones, the request id, the reply's own (which replace a common one of the same
@@ -165,7 +189,16 @@ function replyFields(ctx: RequestContext, reply: Reply, status: number, common: 
   const close = !ctx.http2 && reply.close === true;
   const etag = reply.etag;
   let replaced = false;
-  if (own !== undefined) {
+  const pairs = notModified ? undefined : pairsOf(own);
+  if (pairs !== undefined) {
+    // A header set made by headerSet(): its pairs hold none of the names the writer decides, and
+    // values HTTP/2 may send (checked when it was made).
+    for (let i = 0; i < pairs.length; i += 2) {
+      const name = pairs[i] as string;
+      if (common.names.has(name)) replaced = true;
+      add(name, pairs[i + 1] as string);
+    }
+  } else if (own !== undefined) {
     // RFC 9113 §8.2.1: a value HTTP/2 would send as it is must not split a header (node:http throws itself).
     if (ctx.http2) assertFieldValues(own);
     for (const name in own) {
