@@ -3,6 +3,7 @@
 //
 //   npm run bench -- --against 7e3f665 [--only "h1 json,h2"] [--rounds N] [--seconds S] [--slices N]
 //                    [--connections N] [--rebuild] [--unpinned] [--cpu-prof]
+//   npm run bench -- --against REF --instructions [--only …] [--requests N] [--warmup N]   (callgrind: instructions per request)
 //
 // REF is built in a temporary git worktree (its own `npm ci`, its own `npm run build`), and its
 // dist/ kept under bench/results/against/<commit>/ (a commit's build never changes; --rebuild
@@ -123,6 +124,7 @@ export function parseAgainstArgs(argv: readonly string[]): AgainstOptions {
     requests: positive('requests', values.requests, 10_000, true),
     warmup: positive('warmup', values.warmup, 8_000, true),
   };
+  if (options.instructions && againstScenarios(options).every(isUsersScenario)) throw new AgainstUsageError("--instructions does not count the file store's scenarios (users): their password cycles need the load generator; choose others with --only");
   if (options.instructions && options.cpuProf) throw new AgainstUsageError('--instructions and --cpu-prof cannot be used together (callgrind runs the servers)');
   if (options.instructions && !haveCallgrind()) throw new AgainstUsageError('--instructions needs valgrind (Debian: apt-get install valgrind)');
   if (againstScenarios(options).length === 0) throw new AgainstUsageError(`--only "${values.only ?? ''}" matches no scenario; known: ${againstScenarios({ only: ['h'] /* every name: h1 …, h2 … */ }).map((s) => s.name).join('; ')}`);
@@ -660,10 +662,6 @@ interface CountContext {
 async function countAgainst(c: CountContext): Promise<number> {
   const { options, progress } = c;
   const scenarios = c.chosen.filter((s) => !isUsersScenario(s));
-  if (scenarios.length === 0) {
-    console.error('bench --against --instructions: the file store\'s scenarios (users) are not counted; choose others with --only');
-    return 2;
-  }
   const out = mkdtempSync(join(tmpdir(), 'httpskit-callgrind-'));
   const counts = new Map<string, Map<string, Count>>(scenarios.map((s) => [s.name, new Map()]));
   const skipped = new Map<string, string>();

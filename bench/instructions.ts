@@ -154,6 +154,7 @@ async function h1Client(load: CountedLoad): Promise<Client> {
   );
   let onResponse: (ok: boolean, socket: TLSSocket) => void = () => {};
   let onLost: () => void = () => {};
+  let onUnframed: (head: string) => void = () => {};
   for (const socket of sockets) {
     socket.setEncoding('latin1');
     let buffer = '';
@@ -163,7 +164,12 @@ async function h1Client(load: CountedLoad): Promise<Client> {
         const end = buffer.indexOf('\r\n\r\n');
         if (end === -1) return;
         const length = /\r\ncontent-length:\s*(\d+)/i.exec(buffer.slice(0, end));
-        const size = end + 4 + Number(length?.[1] ?? 0);
+        if (length === null) {
+          // Chunked or close-delimited: not what a server measured here sends (this client reads no other framing).
+          onUnframed(buffer.slice(0, end));
+          return;
+        }
+        const size = end + 4 + Number(length[1]);
         if (buffer.length < size) return;
         const ok = buffer.startsWith('HTTP/1.1 2');
         buffer = buffer.slice(size);
@@ -178,6 +184,7 @@ async function h1Client(load: CountedLoad): Promise<Client> {
       return new Promise((resolve, reject) => {
         const tally = new Tally(requests, resolve);
         onLost = () => reject(new Error(`a connection to ${load.url} closed during the run (${tally.ok} answered)`));
+        onUnframed = (head) => reject(new Error(`a response without Content-Length from ${load.url}${load.path}:\n${head}`));
         onResponse = (good, socket) => {
           if (tally.answered(good)) socket.write(request);
         };

@@ -7,7 +7,7 @@
 //   npm run bench -- --only logshare [--logshare-rate 800] [--logshare-aa] [--logshare-agent]   # the access log's share, log-on and log-off servers side by side
 //   npm run bench -- --only soak [--soak-seconds 180] [--soak-node-flags=--max-semi-space-size=2]   # issue 23: RSS under 3 minutes of a mixed load, log on (bench/soak.ts)
 //   npm run bench -- --only library [--rounds N] [--seconds S]   # issue 21: service.fetch ÷ socket, item GET ÷ something, item PUT ÷ GET (bench/library.ts)
-//   npm run bench -- --against REF [--only "h1 json"] [--rounds N] [--seconds S] [--connections N]   # HEAD ÷ REF (bench/against.ts)
+//   npm run bench -- --against REF [--only "h1 json"] [--rounds N] [--seconds S] [--connections N] [--instructions]   # HEAD ÷ REF (bench/against.ts)
 //
 // Servers under test and the load generator each run in their own process, from JavaScript
 // compiled here first (bench/results/build), so no loader sits in a measured process.

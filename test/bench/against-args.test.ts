@@ -23,6 +23,10 @@ for (const [args, message] of [
   // The file store's scenarios (issue 20) are among the known ones.
   [['--against', 'HEAD', '--only', 'users yaml'], /matches no scenario; known: .*h1 users get log-on; h1 users put log-on/],
   [['--against', 'HEAD', '--no-such-flag'], /Unknown option '--no-such-flag'/],
+  [['--against', 'HEAD', '--instructions', '--cpu-prof'], /--instructions and --cpu-prof cannot be used together/],
+  [['--against', 'HEAD', '--instructions', '--requests', '0'], /--requests must be a whole number above 0/],
+  [['--against', 'HEAD', '--instructions', '--warmup', '1.5'], /--warmup must be a whole number above 0/],
+  [['--against', 'HEAD', '--instructions', '--only', 'users'], /--instructions does not count the file store's scenarios/],
 ] as const) {
   test(`bench --against ${args.join(' ')}: exit 2, ${String(message)}`, () => {
     const r = bench(...args);
