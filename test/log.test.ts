@@ -250,6 +250,9 @@ test('C-5, C-6 SIGTERM loses no log line: every request answered has its line, w
   assert.equal(requestLines(server.stdout()).length, 300);
   assert.equal(new Set(requestLines(server.stdout()).map((l) => l.id)).size, 300, 'one line per request');
   assert.ok(msgs.indexOf('stopping') > msgs.lastIndexOf('request'), 'the request lines come before the stopping line');
+  // The operator sees the stop end: the last line, after the drain.
+  assert.equal(msgs.at(-1), 'stopped');
+  assert.equal(typeof (lines.at(-1) as { durationMs?: unknown }).durationMs, 'number');
 });
 
 test('C-6 a slow stdout (a pipe nobody reads for a while) never holds up requests, and no line is lost once it is read again', async (t) => {

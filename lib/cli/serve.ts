@@ -38,9 +38,12 @@ export async function serve(ctx: CommandContext): Promise<void> {
   const signal = await (io.stopSignal ?? processSignal());
   process.off('SIGHUP', reload);
   out.flush();
-  io.stdout.write(JSON.stringify({ time: new Date().toISOString(), level: 'info', msg: 'stopping', signal }) + '\n');
+  const stopping = Date.now();
+  io.stdout.write(JSON.stringify({ time: new Date(stopping).toISOString(), level: 'info', msg: 'stopping', signal }) + '\n');
   await service.close(10_000);
   out.flush();
+  // The last line: every request in flight has been answered (or cut at the grace period) and logged.
+  io.stdout.write(JSON.stringify({ time: new Date().toISOString(), level: 'info', msg: 'stopped', durationMs: Date.now() - stopping }) + '\n');
 }
 
 function processSignal(): Promise<string> {
