@@ -37,3 +37,26 @@ for (const [args, message] of [
     assert.doesNotMatch(r.stdout, /building/);
   });
 }
+
+test('bench --against: a scenario one side never answered (a ref from before its route) is "not compared", never "met"', async () => {
+  const { markdownAgainst } = await import('../../bench/against.js');
+  const ratio = (perRound: number[]) => ({ median: perRound[0] ?? Number.NaN, min: Math.min(...perRound), max: Math.max(...perRound), perRound });
+  const row = (scenario: string, cpu: number[], met: boolean) => ({
+    scenario,
+    cpu: ratio(cpu),
+    rps: ratio(cpu),
+    p99: ratio(cpu),
+    rss: ratio([1]),
+    headCpuMicros: 40,
+    refCpuMicros: cpu[0] === 0 ? Infinity : 40,
+    headRps: 1,
+    refRps: 1,
+    bodiesMatch: true,
+    failed: 0,
+    met,
+  });
+  const table = markdownAgainst([row('h1 users get log-on', [0, 0], false), row('h1 json log-on', [0.9, 0.92], true), row('h1 xml log-on', [1.01, 1.02], false)], 'HEAD', 'REF');
+  assert.match(table, /\| h1 users get log-on \|.*\| not compared \|/);
+  assert.match(table, /\| h1 json log-on \|.*\| met \|/);
+  assert.match(table, /\| h1 xml log-on \|.*\| missed \|/);
+});
