@@ -10,7 +10,7 @@ import { createLineWriter, createLogger, type RequestLog } from '../lib/log.js';
 import { median, range } from './stats.js';
 
 export interface LogMicroResult {
-  /** Lines per write(2): the server's rate × the writer's LINE_DELAY_MS (lib/log.ts). */
+  /** Lines per write(2): the server's rate × the writer's IDLE_FLUSH_MS, at most 256 (lib/log.ts). */
   readonly linesPerWrite: number;
   readonly linesPerRound: number;
   /** CPU (user + system) per line, logged minus unlogged loop, µs: median and min–max of the rounds. */
@@ -29,7 +29,7 @@ const rounds = Number(values.rounds ?? 9);
 
 // Standard output is /dev/null here, as for the servers: the same sink as stdoutLines(), with the
 // writer's flush called every `linesPerWrite` lines, where the server's writer would write them
-// (a line LINE_DELAY_MS after the oldest pending one carries them). The wake-ups of a server that
+// (IDLE_FLUSH_MS after the oldest pending line, or at the 256th). The wake-ups of a server that
 // sleeps between requests are not in this loop: see bench/README.md, "The access log side by side".
 const writer = createLineWriter((chunk) => void process.stdout.write(chunk));
 const logger = createLogger(writer.write);

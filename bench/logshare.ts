@@ -9,7 +9,7 @@
 // Beside it, log-micro.ts: the log's code alone, µs of CPU per line, as a cross-check.
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
-import { IDLE_FLUSH_MS, LINE_DELAY_MS } from '../lib/log.js';
+import { IDLE_FLUSH_MS } from '../lib/log.js';
 import { pinToCpu, runForMessage, startServer, type Child, type ServerChild } from './children.js';
 import type { LoadResult } from './load.js';
 import type { LogMicroResult } from './log-micro.js';
@@ -115,9 +115,9 @@ export async function runLogShareBench(options: LogShareOptions, load: Child): P
   const shares = counted.map((r) => r.share as number);
   const [min, max] = shares.length > 0 ? range(shares) : [Number.NaN, Number.NaN];
   const onMicros = median(counted.map((r) => r.on.cpuPerRequestMicros));
-  // The log path alone, at the lines per write the servers' rate gives (a write every LINE_DELAY_MS).
+  // The log path alone, at the lines per write the servers' rate gives (a write every IDLE_FLUSH_MS, at most 256 lines).
   options.progress('  logshare: the log path alone (log-micro) …');
-  const linesPerWrite = Math.max(1, Math.round((options.rate * LINE_DELAY_MS) / 1000));
+  const linesPerWrite = Math.min(256, Math.max(1, Math.round((options.rate * IDLE_FLUSH_MS) / 1000)));
   const micro = await runForMessage<LogMicroResult>('log-micro.js', ['--lines-per-write', String(linesPerWrite)]);
   return {
     method: 'GET',

@@ -35,7 +35,7 @@ export interface Logger {
   error(message: string, error?: unknown, fields?: Readonly<Record<string, unknown>>): void;
 }
 
-export function createLogger(write: false | ((line: string) => void), level: LogLevel = 'info', now?: () => Date): Logger {
+export function createLogger(write: false | LineSink, level: LogLevel = 'info', now?: () => Date): Logger {
   const nothing = (): void => {};
   if (write === false) return { enabled: false, request: nothing, notice: nothing, info: nothing, warn: nothing, error: nothing };
   // The access log's cost per request is measured (bench/README.md): the ISO time's date and
@@ -70,6 +70,9 @@ export function createLogger(write: false | ((line: string) => void), level: Log
     }
   };
   const threshold = REQUEST_THRESHOLD[level];
+  // Request lines are nearly always printable ASCII: a writer of ours sends those as they are,
+  // one byte a character, instead of encoding the batch as UTF-8 (createLineWriter).
+  const writeAscii = write.ascii ?? write;
   return {
     enabled: threshold !== Infinity,
     request: (e) => {
@@ -81,10 +84,14 @@ export function createLogger(write: false | ((line: string) => void), level: Log
       // JSON escapes), the duration (to the microsecond) printed from whole microseconds.
       try {
         const milli = tick();
-        write(
+        const { path, address } = e;
+        const ascii = plainAscii(path) && plainAscii(address);
+        const line =
           `${lineStart}${MILLIS_Z[milli] as string}${e.status >= 500 ? LEVEL_ERROR : e.status >= 400 ? LEVEL_WARN : LEVEL_INFO}${e.id}${methodPiece(e.method)}` +
-            `${jsonChars(e.path)}${statusPiece(e.status)}${millis(e.durationMs)}${ADDRESS_PIECE}${jsonChars(e.address)}"}`,
-        );
+          `${ascii ? path : jsonChars(path)}${statusPiece(e.status)}${millis(e.durationMs)}${ADDRESS_PIECE}${ascii ? address : jsonChars(address)}"}`;
+        // The id is hex, base-36 digits and '-', the method a token: ASCII both.
+        if (ascii && plainAscii(e.method)) writeAscii(line);
+        else write(line);
       } catch {
         // As above.
       }
@@ -128,6 +135,15 @@ const LEVEL_INFO = '","level":"info","msg":"request","id":"';
 const LEVEL_WARN = '","level":"warn","msg":"request","id":"';
 const LEVEL_ERROR = '","level":"error","msg":"request","id":"';
 
+/** Printable ASCII that JSON writes as it is (no control, '"', '\\' or character above '~'). */
+function plainAscii(text: string): boolean {
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 0x20 || c > 0x7e || c === 0x22 || c === 0x5c) return false;
+  }
+  return true;
+}
+
 /**
  * A string as the inside of the JSON string literal JSON.stringify gives (without the quotes):
  * request ids, methods, paths and addresses seldom hold a character JSON escapes, and are then
@@ -162,18 +178,16 @@ export function millis(ms: number): string {
 
 /**
  * Log lines joined into few writes instead of one each (sonic-boom's technique, as pino uses it):
- * the lines of a batch are kept as they come and joined as one string, encoded as UTF-8 once, when
- * the batch is written; the sink gets that buffer.
+ * the lines of a batch are kept as they come and joined as one string, encoded once when the batch
+ * is written (as UTF-8, or byte for byte when all its lines are known to be printable ASCII); the
+ * sink gets that buffer.
  * The pending lines are written together by the MAX_PENDING_LINES-th or the one that would not fit
- * the batch, by the first of every CLOCK_EVERY-th line that comes LINE_DELAY_MS or more after the
- * oldest of them (the clock is read on those lines only: a clock read costs as much as a tenth of
- * a line), or, when no line comes to carry them, by a timer IDLE_FLUSH_MS after the oldest.
- * The lines carry each other because a timer per LINE_DELAY_MS wakes the process when it would
- * otherwise sleep until the next request, and each such wake-up measured as a large part of the
- * log's cost at a few hundred requests a second; the one timer here fires at most
- * 1000 / IDLE_FLUSH_MS times a second, and is not cleared when lines go out earlier (a cleared
- * timer still wakes the event loop at its time: Node re-arms its one libuv timer only when due).
- * `flush()` writes what is pending at once (before a planned exit). `clock` is for tests.
+ * the batch (under load), or by a timer IDLE_FLUSH_MS after the oldest of them: no line waits
+ * longer, the writer reads no clock, and the process wakes for the log at most 1000 / IDLE_FLUSH_MS
+ * times a second. Below saturation each write carries IDLE_FLUSH_MS of lines, not fewer: a write
+ * costs as much as several lines (bench/README.md, "The request log"). The timer is not cleared when lines go out earlier (a cleared timer still wakes the event
+ * loop at its time: Node re-arms its one libuv timer only when due); it then writes the lines
+ * that came since, sooner. `flush()` writes what is pending at once (before a planned exit).
  *
  * With `bound` (`backlog`: the bytes the sink holds and has not written yet, a stream's
  * writableLength), a sink that cannot keep up never holds more than about `maxBacklog` bytes: a
@@ -183,9 +197,8 @@ export function millis(ms: number): string {
  */
 export function createLineWriter(
   sink: (chunk: Buffer) => void,
-  clock: () => number = () => performance.now(),
   bound?: { readonly backlog: () => number; readonly maxBacklog?: number; readonly now?: () => Date },
-): { readonly write: (line: string) => void; readonly flush: () => void } {
+): { readonly write: LineSink; readonly flush: () => void } {
   // The pending lines, each followed by its newline, and their UTF-16 units: joined once when
   // written (one copy, where appending to a string builds a rope of every piece to flatten then),
   // and the sink gets a buffer of the batch's own size (a new one each time: a stream writing
@@ -193,17 +206,20 @@ export function createLineWriter(
   let pending: string[] = [];
   let units = 0;
   let lines = 0;
-  let oldest = 0;
+  // Every pending line is printable ASCII (given by `write.ascii`): the batch's UTF-16 units are
+  // its bytes, copied one a byte (Latin-1), where UTF-8 would be measured and encoded.
+  let ascii = true;
   let dropped = 0;
   let timer: NodeJS.Timeout | undefined;
   const maxBacklog = bound?.maxBacklog ?? MAX_BACKLOG_BYTES;
   const flush = (): void => {
     if (lines === 0) return;
-    const chunk = Buffer.from(pending.join(''));
+    const chunk = Buffer.from(pending.join(''), ascii ? 'latin1' : 'utf8');
     const count = lines;
     pending = [];
     units = 0;
     lines = 0;
+    ascii = true;
     if (bound !== undefined) {
       if (bound.backlog() >= maxBacklog) {
         dropped += count;
@@ -221,34 +237,35 @@ export function createLineWriter(
     timer = undefined;
     flush();
   };
-  return {
-    write(line) {
-      // A batch holds at most BATCH_UNITS UTF-16 units (at most 3 bytes each in UTF-8); a longer
-      // line (an error's long stack) goes out as a batch of its own.
-      if (lines > 0 && units + line.length >= BATCH_UNITS) flush();
-      pending.push(line, '\n');
-      units += line.length + 1;
-      const n = ++lines;
-      if (n === 1) {
-        oldest = clock();
-        if (timer === undefined) {
-          timer = setTimeout(onTimer, IDLE_FLUSH_MS);
-          // Lines still pending at exit are written by flush() (the CLI calls it before it exits).
-          timer.unref();
-        }
-      } else if (n >= MAX_PENDING_LINES || (n % CLOCK_EVERY === 0 && clock() - oldest >= LINE_DELAY_MS)) flush();
-    },
-    flush,
+  const add = (line: string, printable: boolean): void => {
+    // A batch holds at most BATCH_UNITS UTF-16 units (at most 3 bytes each in UTF-8); a longer
+    // line (an error's long stack) goes out as a batch of its own.
+    if (lines > 0 && units + line.length >= BATCH_UNITS) flush();
+    if (!printable) ascii = false;
+    pending.push(line, '\n');
+    units += line.length + 1;
+    const n = ++lines;
+    if (n >= MAX_PENDING_LINES) flush();
+    else if (n === 1 && timer === undefined) {
+      timer = setTimeout(onTimer, IDLE_FLUSH_MS);
+      // Lines still pending at exit are written by flush() (the CLI calls it before it exits).
+      timer.unref();
+    }
   };
+  const write: LineSink = Object.assign((line: string) => add(line, false), { ascii: (line: string) => add(line, true) });
+  return { write, flush };
 }
 
-/** How long a log line waits for later ones to share its write while requests keep coming (at 16 lines or more in that time; IDLE_FLUSH_MS below it). */
-export const LINE_DELAY_MS = 25;
-/** The longest a log line waits (when no later line comes): what a reader of the log can lag by. */
+/**
+ * Where a logger writes its lines. One made by createLineWriter() also takes, as `ascii`, a line
+ * its caller knows to be printable ASCII; any other function (an embedder's) gets every line as the
+ * only argument.
+ */
+export type LineSink = ((line: string) => void) & { readonly ascii?: (line: string) => void };
+
+/** The longest a log line waits for the write that carries it: what a reader of the log can lag by. */
 export const IDLE_FLUSH_MS = 100;
 const MAX_PENDING_LINES = 256;
-/** Which lines read the clock for LINE_DELAY_MS: every 16th pending one. */
-export const CLOCK_EVERY = 16;
 /** A batch of at most 64 Ki UTF-16 units: 64 KiB of ASCII (a pipe's buffer on Linux); 256 request lines take about 60. */
 const BATCH_UNITS = 64 * 1024;
 /**
@@ -276,7 +293,6 @@ export function streamLines(
     (chunk) => {
       if (!failed && stream.destroyed !== true) stream.write(chunk);
     },
-    undefined,
     { backlog: () => stream.writableLength, maxBacklog },
   );
 }

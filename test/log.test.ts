@@ -6,7 +6,7 @@ import { Agent, request } from 'node:https';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import fc from 'fast-check';
-import { CLOCK_EVERY, createLineWriter, createLogger, IDLE_FLUSH_MS, LINE_DELAY_MS, MAX_BACKLOG_BYTES, millis, streamLines, type LogLevel } from '../lib/log.js';
+import { createLineWriter, createLogger, IDLE_FLUSH_MS, MAX_BACKLOG_BYTES, millis, streamLines, type LogLevel } from '../lib/log.js';
 import { BIN } from './helpers/cli.js';
 import { logCases } from './fixtures/log-cases.js';
 import { tempDir } from './helpers/tmp.js';
@@ -64,36 +64,21 @@ test('C-6 the time field is the ISO 8601 UTC time to the millisecond, however th
   }
 });
 
-test('C-6 log lines share a write: the first of every CLOCK_EVERY-th line LINE_DELAY_MS or more after the oldest pending one carries them, in order; flush() writes what is pending', () => {
+test('C-6 log lines share a write: the 256th pending line carries them, in order, at once; flush() writes what is pending', () => {
   const writes: string[] = [];
-  let now = 1_000;
-  let reads = 0;
-  const out = createLineWriter((chunk) => writes.push(String(chunk)), () => {
-    reads++;
-    return now;
-  });
+  const out = createLineWriter((chunk) => writes.push(String(chunk)));
   const write = (from: number, to: number): void => {
     for (let n = from; n <= to; n++) out.write(`{"n":${n}}`);
   };
   const expected = (from: number, to: number): string => Array.from({ length: to - from + 1 }, (_, i) => `{"n":${from + i}}\n`).join('');
-  write(1, 1);
-  now += LINE_DELAY_MS - 1;
-  write(2, CLOCK_EVERY);
-  assert.deepEqual(writes, [], 'nothing written before the delay');
-  now += 1;
-  write(CLOCK_EVERY + 1, 2 * CLOCK_EVERY - 1);
-  assert.deepEqual(writes, [], 'only every CLOCK_EVERY-th line reads the clock');
-  write(2 * CLOCK_EVERY, 2 * CLOCK_EVERY);
-  assert.deepEqual(writes, [expected(1, 2 * CLOCK_EVERY)], 'the line at the delay carries the ones before it');
-  assert.equal(reads, 3, 'the clock was read by the first pending line and by every CLOCK_EVERY-th, no more');
-  // The delay counts from the oldest pending line, not from the last write.
-  now += 5 * LINE_DELAY_MS;
-  write(100, 100);
-  now += LINE_DELAY_MS - 1;
-  write(101, 100 + 2 * CLOCK_EVERY);
+  write(1, 255);
+  assert.deepEqual(writes, [], 'lines wait for others');
+  write(256, 256);
+  assert.deepEqual(writes, [expected(1, 256)], 'the 256th line carries the ones before it');
+  write(257, 300);
   assert.equal(writes.length, 1);
   out.flush();
-  assert.deepEqual(writes.slice(1), [expected(100, 100 + 2 * CLOCK_EVERY)]);
+  assert.deepEqual(writes.slice(1), [expected(257, 300)]);
   out.flush();
   assert.equal(writes.length, 2, 'flush() with nothing pending writes nothing');
 });
@@ -152,8 +137,7 @@ test('C-6 durationMs prints as JSON.stringify(Math.round(ms * 1e3) / 1e3) did, f
 test('C-6 a sink that does not keep up holds at most about MAX_BACKLOG_BYTES: later batches are dropped and counted, and a line says how many once it catches up', () => {
   let backlog = 0;
   const writes: string[] = [];
-  let now = 0;
-  const out = createLineWriter((chunk) => writes.push(String(chunk)), () => now, { backlog: () => backlog, maxBacklog: 1_000, now: () => new Date('2026-11-27T12:00:00.000Z') });
+  const out = createLineWriter((chunk) => writes.push(String(chunk)), { backlog: () => backlog, maxBacklog: 1_000, now: () => new Date('2026-11-27T12:00:00.000Z') });
   out.write('{"n":1}');
   out.flush();
   backlog = 1_000;
@@ -305,4 +289,42 @@ test('C-6 the writer keeps every line whole and in order: multi-byte text, a lin
   for (const line of lines) out.write(line);
   out.flush();
   assert.equal(Buffer.concat(writes).toString('utf8'), lines.map((l) => `${l}\n`).join(''));
+});
+
+test('C-6 request lines through the batched writer are the same bytes whatever their characters: printable ASCII, Latin-1 and UTF-16 paths, a quote, and another line in their batch', () => {
+  const writes: Buffer[] = [];
+  const out = createLineWriter((chunk) => writes.push(Buffer.from(chunk)));
+  const log = createLogger(out.write, 'info', () => new Date(Date.UTC(2026, 11, 4, 12, 0, 0, 7)));
+  const paths = ['/api/something.json?param1=hello', '/caf\u00c3\u00a9', '/\u00e9t\u00e9', '/\u20ac/\u{1f600}', '/say"hi"\\', '/tab\there'];
+  const expected: string[] = [];
+  paths.forEach((path, i) => {
+    const entry = { id: `a1b2c3d4-${i}`, method: 'GET', path, status: 200, durationMs: 0.25, address: '127.0.0.1' };
+    log.request(entry);
+    expected.push(JSON.stringify({ time: '2026-12-04T12:00:00.007Z', level: 'info', msg: 'request', ...entry }));
+    // A batch of request lines alone (written as bytes), then one that also holds a notice.
+    if (i === 0) {
+      out.flush();
+      assert.equal(Buffer.concat(writes).toString('utf8'), `${expected[0]}\n`);
+    }
+  });
+  log.notice('listening', { url: 'https://h\u00f6st.example:8443/' });
+  out.flush();
+  const text = Buffer.concat(writes).toString('utf8');
+  const lines = text.trimEnd().split('\n');
+  assert.deepEqual(lines.slice(0, paths.length), expected);
+  assert.equal(JSON.parse(lines[paths.length] as string).url, 'https://h\u00f6st.example:8443/');
+  // An address through a trusted proxy is the client's text: anything JSON must escape stays escaped.
+  log.request({ id: 'a1b2c3d4-z', method: 'GET', path: '/', status: 200, durationMs: 1, address: '"\u00ff' });
+  out.flush();
+  assert.equal(JSON.parse(Buffer.concat(writes).toString('utf8').trimEnd().split('\n').at(-1) as string).address, '"\u00ff');
+});
+
+test('C-6 a sink function of the embedder gets each line as its only argument', () => {
+  const calls: unknown[][] = [];
+  const log = createLogger((...args: unknown[]) => void calls.push(args), 'info', () => new Date(0));
+  log.request({ id: 'a-1', method: 'GET', path: '/x', status: 200, durationMs: 1, address: '127.0.0.1' });
+  log.request({ id: 'a-2', method: 'GET', path: '/\u00e9', status: 404, durationMs: 1, address: '127.0.0.1' });
+  assert.equal(calls.length, 2);
+  for (const args of calls) assert.equal(args.length, 1);
+  assert.equal(JSON.parse(calls[1]?.[0] as string).path, '/\u00e9');
 });
