@@ -87,17 +87,30 @@ function watch(out: BodySink, ms: number): NodeJS.Timeout {
 
 /** One connection's watch over the body written whole last on it. */
 interface ConnectionWatch {
+  /** The last body written whole on the connection. */
   out: BodySink;
+  /** How many bodies were written whole on it: a new one starts the wait again. */
+  written: number;
+  /** `written` at the timer's last look, and how many looks in a row found that body unsent. */
+  seen: number;
+  looks: number;
+  /** The timer is due (it sleeps while the connection's last body is all sent). */
+  armed: boolean;
   readonly timer: NodeJS.Timeout;
 }
 
 const connectionWatches = new WeakMap<object, ConnectionWatch>();
 
+/** How many times the watch over a connection looks within a time-out: a body is cut between 1× and 1.25× it. */
+const LOOKS = 4;
+
 /**
- * A body written whole: `out` is destroyed if it is not all handed to the kernel `ms` after the
- * last such body on its connection. One timer per connection, refreshed for each response, not
- * one made and cleared per response (most responses need none): HTTP/1.1 answers a connection's
- * requests in turn, so a response still held when a later one is written holds that one too.
+ * A body written whole: `out` is destroyed if it is not all handed to the kernel between `ms` and
+ * 1.25 × `ms` after it was written, unless a later body is written on its connection (HTTP/1.1
+ * answers a connection's requests in turn, so a response still held when a later one is written
+ * holds that one too). One timer per connection, looking every `ms` / LOOKS while a body is unsent
+ * and asleep when none is: a response costs a map lookup and a count, not a timer made or moved
+ * (a refreshed timer reads the clock and is moved in Node's lists: some 500 instructions).
  */
 function watchWhole(out: BodySink, ms: number): void {
   const socket = out.socket;
@@ -108,14 +121,34 @@ function watchWhole(out: BodySink, ms: number): void {
   const known = connectionWatches.get(socket);
   if (known !== undefined) {
     known.out = out;
-    known.timer.refresh();
+    known.written++;
+    if (!known.armed) {
+      known.armed = true;
+      known.timer.refresh();
+    }
     return;
   }
   const watched: ConnectionWatch = {
     out,
+    written: 1,
+    seen: 0,
+    looks: 0,
+    armed: true,
     timer: setTimeout(() => {
-      if (watched.out.writableFinished !== true && !watched.out.destroyed) watched.out.destroy();
-    }, ms),
+      const last = watched.out;
+      if (last.writableFinished === true || last.destroyed) {
+        watched.armed = false;
+        return;
+      }
+      if (watched.written !== watched.seen) {
+        watched.seen = watched.written;
+        watched.looks = 1;
+      } else if (++watched.looks > LOOKS) {
+        last.destroy();
+        return;
+      }
+      watched.timer.refresh();
+    }, Math.max(1, Math.ceil(ms / LOOKS))),
   };
   watched.timer.unref();
   connectionWatches.set(socket, watched);
