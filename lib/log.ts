@@ -185,9 +185,10 @@ export function millis(ms: number): string {
  * the batch (under load), or by a timer IDLE_FLUSH_MS after the oldest of them: no line waits
  * longer, the writer reads no clock, and the process wakes for the log at most 1000 / IDLE_FLUSH_MS
  * times a second. Below saturation each write carries IDLE_FLUSH_MS of lines, not fewer: a write
- * costs as much as several lines (bench/README.md, "The request log at saturation"). The timer is not cleared
- * when lines go out earlier (a cleared timer still wakes the event loop at its time: Node re-arms
- * its one libuv timer only when due); it then writes the lines that came since, sooner.
+ * costs as much as several lines (bench/README.md, "The request log at saturation"). The timer
+ * is not cleared when lines go out earlier (a cleared timer still wakes the event loop at its
+ * time: Node re-arms its one libuv timer only when due); it then writes the lines that came since,
+ * sooner.
  * `flush()` writes what is pending at once (before a planned exit).
  *
  * With `bound` (`backlog`: the bytes the sink holds and has not written yet, a stream's
