@@ -60,3 +60,13 @@ test('bench --against: a scenario one side never answered (a ref from before its
   assert.match(table, /\| h1 json log-on \|.*\| met \|/);
   assert.match(table, /\| h1 xml log-on \|.*\| missed \|/);
 });
+
+test('bench --against --only: "h1" picks the HTTP/1.1 JSON and XML scenarios, not the file store\'s, which only "users" names', async () => {
+  const { againstScenarios } = await import('../../bench/against.js');
+  const names = (only: string[]): string[] => againstScenarios({ only }).map((s) => s.name);
+  assert.deepEqual(names(['h1']), ['h1 json log-on', 'h1 xml log-on', 'h1 json log-off', 'h1 xml log-off']);
+  assert.deepEqual(names([]).filter((n) => n.includes('users')), []);
+  assert.deepEqual(names(['users']), ['h1 users get log-on', 'h1 users put log-on', 'h1 users get log-off', 'h1 users put log-off']);
+  assert.deepEqual(names(['h1 users get']), ['h1 users get log-on', 'h1 users get log-off']);
+  assert.deepEqual(names(['h2 json', 'users put log-off']), ['h2 json log-on', 'h2 json log-off', 'h1 users put log-off']);
+});
