@@ -124,10 +124,11 @@ export function parseAgainstArgs(argv: readonly string[]): AgainstOptions {
     requests: positive('requests', values.requests, 10_000, true),
     warmup: positive('warmup', values.warmup, 8_000, true),
   };
+  // A filter that matches nothing is said as such first (every() of no scenario would read as "only users").
+  if (againstScenarios(options).length === 0) throw new AgainstUsageError(`--only "${values.only ?? ''}" matches no scenario; known: ${againstScenarios({ only: ['h', 'users'] /* every name: h1 …, h2 …, h1 users … */ }).map((s) => s.name).join('; ')}`);
   if (options.instructions && againstScenarios(options).every(isUsersScenario)) throw new AgainstUsageError("--instructions does not count the file store's scenarios (users): their password cycles need the load generator; choose others with --only");
   if (options.instructions && options.cpuProf) throw new AgainstUsageError('--instructions and --cpu-prof cannot be used together (callgrind runs the servers)');
   if (options.instructions && !haveCallgrind()) throw new AgainstUsageError('--instructions needs valgrind (Debian: apt-get install valgrind)');
-  if (againstScenarios(options).length === 0) throw new AgainstUsageError(`--only "${values.only ?? ''}" matches no scenario; known: ${againstScenarios({ only: ['h', 'users'] /* every name: h1 …, h2 …, h1 users … */ }).map((s) => s.name).join('; ')}`);
   return options;
 }
 

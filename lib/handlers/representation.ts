@@ -29,9 +29,7 @@ export interface Target {
   readonly name: string;
   readonly extension: Format | undefined;
   readonly returnType: Format | undefined;
-  /** The query's names and values in request order, alternating. */
-  readonly pairs: readonly string[];
-  /** The same as a URLSearchParams, never handed out: each loader gets a copy (searchOf). */
+  /** The query's names and values in request order, as a URLSearchParams never handed out: each loader gets a copy (searchOf). */
   readonly search: URLSearchParams;
   /** Link and Content-Location for a JSON and for an XML answer; undefined when too long to send. */
   readonly json: Links | undefined;
@@ -91,7 +89,6 @@ export function parseTarget(key: string, base: string): Target {
     name,
     extension,
     returnType,
-    pairs,
     search: searchOfPairs(pairs),
     json: fits('json') ? { link: alternate('xml'), location: path('json') } : undefined,
     xml: fits('xml') ? { link: alternate('json'), location: path('xml') } : undefined,

@@ -27,6 +27,7 @@ for (const [args, message] of [
   [['--against', 'HEAD', '--instructions', '--requests', '0'], /--requests must be a whole number above 0/],
   [['--against', 'HEAD', '--instructions', '--warmup', '1.5'], /--warmup must be a whole number above 0/],
   [['--against', 'HEAD', '--instructions', '--only', 'users'], /--instructions does not count the file store's scenarios/],
+  [['--against', 'HEAD', '--instructions', '--only', 'h3 yaml'], /--only "h3 yaml" matches no scenario; known: h1 json log-on/],
 ] as const) {
   test(`bench --against ${args.join(' ')}: exit 2, ${String(message)}`, () => {
     const r = bench(...args);
