@@ -36,34 +36,44 @@ async function serve(t: TestContext, pair: { cert: string; key: string }, host: 
     server.listen(0, host, () => resolve(true));
   });
   if (!bound) return undefined;
-  t.after(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  t.after(() => {
+    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    server.closeAllConnections(); // a peer that failed midway must not hold the close
+    return closed;
+  });
   return (server.address() as AddressInfo).port;
 }
+
+// Every peer and child gets a bound: a hang fails its own test, named, instead of the whole file
+// at the runner's limit with nothing said (a CI run once lost this file that way).
+const PEER_TIMEOUT_MS = 30_000;
 
 /** GET over HTTPS with default host name verification; resolves to the body or the error code. */
 function fetchText(url: string, options: RequestOptions): Promise<{ body: string } | { error: string }> {
   return new Promise((resolve) => {
-    const req = get(url, { ...options, agent: false }, (res) => {
+    const req = get(url, { ...options, agent: false, timeout: PEER_TIMEOUT_MS }, (res) => {
       let body = '';
       res.setEncoding('utf8');
       res.on('data', (chunk: string) => (body += chunk));
       res.on('end', () => resolve({ body }));
     });
     req.on('error', (error: NodeJS.ErrnoException) => resolve({ error: error.code ?? error.message }));
+    req.on('timeout', () => req.destroy(new Error(`no answer from ${url} in ${PEER_TIMEOUT_MS} ms`)));
   });
 }
 
 function run(command: string, args: readonly string[]): Promise<{ code: number | string; stdout: string; stderr: string } | undefined> {
   return new Promise((resolve) => {
-    execFile(command, args, { encoding: 'utf8' }, (error, stdout, stderr) => {
+    execFile(command, args, { encoding: 'utf8', timeout: PEER_TIMEOUT_MS }, (error, stdout, stderr) => {
       if (error !== null && (error as NodeJS.ErrnoException).code === 'ENOENT') return resolve(undefined);
+      if (error?.killed === true) return resolve({ code: 'timed out', stdout, stderr: `${command} ${args.join(' ')}: no exit in ${PEER_TIMEOUT_MS} ms\n${stderr}` });
       resolve({ code: error === null ? 0 : (error.code ?? 'failed'), stdout, stderr });
     });
   });
 }
 
-const HAS_CURL = spawnSync('curl', ['--version']).error === undefined;
-const HAS_OPENSSL = spawnSync('openssl', ['version']).error === undefined;
+const HAS_CURL = spawnSync('curl', ['--version'], { timeout: PEER_TIMEOUT_MS }).error === undefined;
+const HAS_OPENSSL = spawnSync('openssl', ['version'], { timeout: PEER_TIMEOUT_MS }).error === undefined;
 
 // --- the certificate itself ---------------------------------------------------------------
 
@@ -330,11 +340,12 @@ process.stdout.write(JSON.stringify({ created: r.created, cert: r.cert }));`;
   const outputs = await Promise.all(
     Array.from({ length: 4 }, () =>
       new Promise<string>((resolve, reject) => {
-        const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+        // The lock gives up after 30 s; a child still running well after that is stuck, and is killed.
+        const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'], timeout: 3 * PEER_TIMEOUT_MS });
         let out = '';
         child.stdout.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
         child.on('error', reject);
-        child.on('close', (code) => (code === 0 ? resolve(out) : reject(new Error(`child exited with ${String(code)}`))));
+        child.on('close', (code, signal) => (code === 0 ? resolve(out) : reject(new Error(`child exited with ${String(code ?? signal)}`))));
       }),
     ),
   );
