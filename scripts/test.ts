@@ -2,8 +2,10 @@
 // through HTTPSKIT_TEST_PG_URL (each file makes its own databases in it), stopped here at the end.
 // Arguments: test files to run instead of every test/**/*.test.ts.
 import { spawn } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { startCluster, type PgCluster } from '../test/helpers/postgres-cluster.js';
 
 function testFiles(dir: string): string[] {
@@ -28,7 +30,9 @@ try {
   process.stderr.write(`test: PostgreSQL could not start; each PostgreSQL test file tries again or skips: ${(error as Error).message}\n`);
 }
 
-const env = { ...process.env, ...(cluster === undefined ? {} : { HTTPSKIT_TEST_PG_URL: cluster.url }) };
+// What a test file stopped at its time-out still had open (test/helpers/hang-report.ts), printed at the end.
+const hangDir = mkdtempSync(join(tmpdir(), 'httpskit-hangs-'));
+const env = { ...process.env, HTTPSKIT_TEST_HANG_DIR: hangDir, ...(cluster === undefined ? {} : { HTTPSKIT_TEST_PG_URL: cluster.url }) };
 // A test that hangs fails after TEST_TIMEOUT_MS instead of holding the run until CI's own limit.
 // A test file whose tests are done but whose process does not end (a server a failed hook never
 // closed) would hold it too: the whole run is stopped after RUN_TIMEOUT_MS, naming the files still
@@ -46,7 +50,8 @@ function runTimeout(text: string | undefined): number {
   }
   return ms;
 }
-const child = spawn(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=2', `--test-timeout=${TEST_TIMEOUT_MS}`, ...files], {
+const hangReport = fileURLToPath(new URL('../test/helpers/hang-report.ts', import.meta.url));
+const child = spawn(process.execPath, ['--import', 'tsx', '--import', hangReport, '--test', '--test-concurrency=2', `--test-timeout=${TEST_TIMEOUT_MS}`, ...files], {
   stdio: 'inherit',
   env,
   detached: true,
@@ -96,4 +101,11 @@ process.on('SIGTERM', forward);
 const code = await new Promise<number>((resolve) => child.once('exit', (status, signal) => resolve(status ?? (signal === null ? 1 : 128 + 1))));
 clearTimeout(watchdog);
 await cluster?.destroy();
+reportHangs();
 process.exit(code);
+
+function reportHangs(): void {
+  const reports = readdirSafe(hangDir).map((name) => readFileSync(join(hangDir, name), 'utf8'));
+  for (const report of reports) process.stderr.write(`test: a test file's process was stopped; what it still had open:\n${report}`);
+  rmSync(hangDir, { recursive: true, force: true });
+}
