@@ -188,6 +188,8 @@ test('C-5 rolling restart: three instances behind HAProxy health-checking /ready
   }
 
   const load = constantLoad(`https://localhost:${front}`, cert);
+  // A failed step must not leave the load running: its timer would keep the file's process alive.
+  t.after(() => load.stop());
   await sleep(2_000);
   for (let i = 0; i < running.length; i++) {
     const name = `web${i + 1}`;
