@@ -144,6 +144,7 @@ test('L-1 slow headers are cut at the time-out while other clients are served', 
   await new Promise<void>((resolve) => slow.once('secureConnect', () => resolve()));
   slow.write('GET /api/something HTTP/1.1\r\nHost: localhost\r\n');
   const drip = setInterval(() => slow.writable && slow.write('X-Drip: 1\r\n'), 200);
+  t.after(() => (clearInterval(drip), slow.destroy())); // also when an assertion fails first
   const closed = new Promise<number>((resolve) => slow.once('close', () => resolve(Date.now() - started)));
   slow.on('error', () => {});
   slow.resume(); // read the 408 so 'close' can fire
