@@ -144,10 +144,7 @@ export function createRepresentationHandler(options: RepresentationOptions) {
     // '?' never occurs in a path segment, so the key is unambiguous.
     const target = targetOf(rawQuery === undefined ? segment : `${segment}?${rawQuery}`);
     const resource = resolve(target.name);
-    if (resource === undefined) {
-      const detail = target.extension === undefined && target.name.includes('.') ? { detail: 'Available extensions: .json, .xml.' } : {};
-      throw new HttpError(problem(404, 'not-found', detail));
-    }
+    if (resource === undefined) throw notFound(target);
     const selection = selectFor(selector, target, ctx.headers.accept);
     const search = searchOf(target);
     const context = collection === undefined ? new LoaderContext(target.name, ctx, authenticate) : new ItemLoaderContext(collection, target.name, ctx, authenticate);
@@ -158,6 +155,12 @@ export function createRepresentationHandler(options: RepresentationOptions) {
     }
     return represent(ctx, target, selection, resource, loaded, context.asked, etagOf);
   };
+}
+
+/** 404 for a name no resource has; one with an extension other than .json and .xml says which there are. */
+export function notFound(target: Target): HttpError {
+  const detail = target.extension === undefined && target.name.includes('.') ? { detail: 'Available extensions: .json, .xml.' } : {};
+  return new HttpError(problem(404, 'not-found', detail));
 }
 
 /**

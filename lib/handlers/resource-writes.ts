@@ -17,7 +17,7 @@ import { bareSegment } from '../http/path-segment.js';
 import { readJsonBody } from '../http/json-body.js';
 import { applyMergePatch } from '../resources/merge-patch.js';
 import type { Caller, Created, ResourceDefinition } from '../resources/resource.js';
-import { createTargetMemo, ItemLoaderContext, LoaderContext, representationEtags, representValue, searchOf, selectFor, type EtagOf, type Target } from './representation.js';
+import { createTargetMemo, ItemLoaderContext, LoaderContext, notFound, representationEtags, representValue, searchOf, selectFor, type EtagOf, type Target } from './representation.js';
 
 export interface ResourceWriteOptions {
   readonly resource: ServedResource;
@@ -61,6 +61,13 @@ export function createResourceWriteHandlers(o: ResourceWriteOptions): ResourceWr
   const targetOf = (memo: (key: string) => Target, segment: string, ctx: RequestContext): Target =>
     memo(ctx.rawQuery === undefined ? segment : `${segment}?${ctx.rawQuery}`);
 
+  /** The item a write names; `/api/<name>/.json` names none (an empty id): 404, as its GET is. */
+  const itemTarget = (ctx: RequestContext, params: Readonly<Record<string, string>>): Target => {
+    const target = targetOf(itemTargets, params['id'] ?? '', ctx);
+    if (target.name === '') throw noSuchItem();
+    return target;
+  };
+
   /** A-7 / RFC 6585: a resource that asks for them refuses a write without If-Match or If-None-Match. */
   const requireConditions = (ctx: RequestContext): void => {
     if (!requireConditional || ctx.headers['if-match'] !== undefined || ctx.headers['if-none-match'] !== undefined) return;
@@ -99,7 +106,10 @@ export function createResourceWriteHandlers(o: ResourceWriteOptions): ResourceWr
   const post = def.post;
   if (post !== undefined) {
     handlers.post = async (ctx, params) => {
-      const selection = selectFor(selector, targetOf(collectionTargets, params['resource'] ?? '', ctx), ctx.headers.accept);
+      const target = targetOf(collectionTargets, params['resource'] ?? '', ctx);
+      // `/api/<name>.html` names no resource: 404 as its GET is, before anything is read or written.
+      if (target.name !== name) throw notFound(target);
+      const selection = selectFor(selector, target, ctx.headers.accept);
       const body = await readJsonBody(ctx, { limit: maxBodyBytes, types: JSON_TYPES, acceptHeader: 'accept-post' });
       const checked = await check(body);
       const created = createdOf(await post.call(def, checked, new LoaderContext(name, ctx, authenticate)), name);
@@ -112,7 +122,7 @@ export function createResourceWriteHandlers(o: ResourceWriteOptions): ResourceWr
   const put = item?.put;
   if (put !== undefined) {
     handlers.put = async (ctx, params) => {
-      const target = targetOf(itemTargets, params['id'] ?? '', ctx);
+      const target = itemTarget(ctx, params);
       const selection = selectFor(selector, target, ctx.headers.accept);
       requireConditions(ctx);
       const body = await readJsonBody(ctx, { limit: maxBodyBytes, types: JSON_TYPES });
@@ -130,7 +140,7 @@ export function createResourceWriteHandlers(o: ResourceWriteOptions): ResourceWr
 
   if (put !== undefined && getItem !== undefined) {
     handlers.patch = async (ctx, params) => {
-      const target = targetOf(itemTargets, params['id'] ?? '', ctx);
+      const target = itemTarget(ctx, params);
       const selection = selectFor(selector, target, ctx.headers.accept);
       requireConditions(ctx);
       const patch = await readJsonBody(ctx, { limit: maxBodyBytes, types: MERGE_PATCH_TYPES, acceptHeader: 'accept-patch' });
@@ -147,7 +157,7 @@ export function createResourceWriteHandlers(o: ResourceWriteOptions): ResourceWr
   const remove = item?.delete;
   if (remove !== undefined) {
     handlers.delete = async (ctx, params) => {
-      const target = targetOf(itemTargets, params['id'] ?? '', ctx);
+      const target = itemTarget(ctx, params);
       requireConditions(ctx);
       const context = new ItemLoaderContext(name, target.name, ctx, authenticate);
       return lock.run(target.name, async () => {

@@ -30,7 +30,7 @@ export function apiRoutes(resources: ReadonlyMap<string, ServedResource>, option
     const item =
       itemResource === undefined
         ? undefined
-        : createRepresentationHandler({ base: `${basePath}/api/${resource.name}/`, resolve: () => itemResource, selector, authenticate, collection: resource.name, param: 'id', etagOf });
+        : createRepresentationHandler({ base: `${basePath}/api/${resource.name}/`, resolve: (id) => (id === '' ? undefined : itemResource), selector, authenticate, collection: resource.name, param: 'id', etagOf });
     const writes = createResourceWriteHandlers({ resource, selector, authenticate, basePath, etagOf });
     const builtIn =
       resource.name === 'something' && resource.collection?.load === something

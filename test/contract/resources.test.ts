@@ -103,6 +103,30 @@ for (const protocol of WAYS) {
     assert.equal(parseXml(xml.body).name, 'book');
   });
 
+  test(`A-5 a URL no GET answers takes no write either: POST /api/books.html and writes of an empty id are 404, and no method runs (${protocol})`, async (t) => {
+    const lib = library();
+    const s = await start(t, protocol, lib.definition);
+    for (const path of ['/api/books.html', '/api/books.foo']) {
+      const read = await s.fetch(path);
+      const p = assertProblem(await s.fetch(path, { method: 'POST', headers: JSON_BODY, body: JSON.stringify({ title: 'Emma' }) }), 404, 'not-found');
+      assert.equal(read.status, 404);
+      assert.equal(p['detail'], 'Available extensions: .json, .xml.');
+    }
+    // (.xml: the problem comes as XML, N-12.)
+    for (const path of ['/api/books/.json', '/api/books/.xml']) {
+      const answers = [
+        await s.fetch(path),
+        await s.fetch(path, { method: 'PUT', headers: JSON_BODY, body: JSON.stringify({ title: 'Emma' }) }),
+        await s.fetch(path, { method: 'PATCH', headers: { 'content-type': 'application/merge-patch+json' }, body: '{}' }),
+        await s.fetch(path, { method: 'DELETE' }),
+      ];
+      assert.deepEqual(answers.map((r) => r.status), [404, 404, 404, 404], path);
+      if (path.endsWith('.json')) for (const r of answers) assertProblem(r, 404, 'not-found');
+    }
+    assert.deepEqual(lib.calls, [], 'no method of the definition ran');
+    assert.deepEqual([...lib.items.keys()], ['1']);
+  });
+
   test(`A-5 item GET: extensions, Accept, Vary, Content-Location, Link, ETag/304, HEAD; undefined is 404 in the chosen format (${protocol})`, async (t) => {
     const s = await start(t, protocol, library().definition);
     const byExt = await s.fetch('/api/books/1.xml');
