@@ -114,6 +114,24 @@ function problemAnswer(fields: Readonly<Record<string, string | number>>, extraH
   return { body, headers };
 }
 
+/** RFC 9112 §3.2: how many Host fields an HTTP/1.1 request carries (it must carry exactly one). */
+export function hostFields(rawHeaders: readonly string[]): number {
+  let count = 0;
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    const name = rawHeaders[i] as string;
+    if (name.length === 4 && name.toLowerCase() === 'host') count++;
+  }
+  return count;
+}
+
+/** RFC 9112 §3.2: 400 for an HTTP/1.1 request without a Host field or with more than one; the connection closes after it. */
+export function answerBadHost(res: HttpResponse, extraHeaders: Readonly<Record<string, string>>): void {
+  const detail = 'An HTTP/1.1 request must carry exactly one Host header field (RFC 9112 §3.2).';
+  const { body, headers } = problemAnswer({ type: '/problems/bad-request', title: 'Bad Request', status: 400, detail }, extraHeaders);
+  (res as ServerResponse).shouldKeepAlive = false;
+  res.writeHead(400, headers).end(body);
+}
+
 /**
  * L-1 over HTTP/2: a header block past `maxHeaderBytes` (counted as RFC 9113 §6.5.2 counts
  * SETTINGS_MAX_HEADER_LIST_SIZE: name, value and 32 octets per field) is answered 431. Node

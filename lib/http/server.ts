@@ -4,7 +4,7 @@ import { createServer as createHttpsServer, type Server as HttpsServer } from 'n
 import { Server as NetServer, type AddressInfo, type Socket } from 'node:net';
 import type { SecureContextOptions, Server as TlsServer, TLSSocket } from 'node:tls';
 import { TLS_CIPHERS } from '../tls/ciphers.js';
-import { answerHeadersTooLarge, clientErrorHandler, headerListTooLarge, refuseConnect, refuseConnectStream } from './client-error.js';
+import { answerBadHost, answerHeadersTooLarge, clientErrorHandler, headerListTooLarge, hostFields, refuseConnect, refuseConnectStream } from './client-error.js';
 import type { StreamHandler } from './dispatch.js';
 import { guardSessions, type SessionGuard, type SessionLimits } from './http2-sessions.js';
 import { continueWhenRead } from './body.js';
@@ -92,8 +92,15 @@ export async function startListeners(options: ListenerOptions, handler: RequestH
   // C-5 (amended): once close() has begun, an HTTP/1.1 response says `Connection: close` and its
   // connection ends after it, so a keep-alive client opens its next connection elsewhere.
   let closing = false;
-  const serve: RequestHandler = (req, res) => {
+  /** The handler for a listener whose answers carry `extra` (HSTS on the HTTPS one, T-4). */
+  const serveOn = (extra: Readonly<Record<string, string>>): RequestHandler => (req, res) => {
     if (req.httpVersionMajor === 1) {
+      // llhttp passes a request without Host, or with two: the server must refuse it (RFC 9112 §3.2).
+      if (req.httpVersionMinor === 1 && hostFields(req.rawHeaders) !== 1) {
+        answerBadHost(res, extra);
+        options.onRefusedRequest?.({ status: 400, code: 'host', address: req.socket.remoteAddress ?? '' });
+        return;
+      }
       if (closing) (res as ServerResponse).shouldKeepAlive = false;
       // Pipelined behind a response its connection is still sending (Node keeps it until its turn).
       if ((res as ServerResponse).socket === null) {
@@ -103,6 +110,7 @@ export async function startListeners(options: ListenerOptions, handler: RequestH
     }
     handler(req, res);
   };
+  const serve = serveOn(hsts);
   const tls = { minVersion: 'TLSv1.2', ciphers: TLS_CIPHERS } as const satisfies SecureContextOptions;
   let secure: HttpsServer | Http2SecureServer;
   let sessions: SessionGuard | undefined;
@@ -161,7 +169,7 @@ export async function startListeners(options: ListenerOptions, handler: RequestH
   const servers: Array<HttpsServer | Http2SecureServer | HttpServer> = [secure];
   let plain: HttpServer | undefined;
   if (options.httpPort !== undefined) {
-    plain = createHttpServer(http1Limits, serve);
+    plain = createHttpServer(http1Limits, serveOn({}));
     continueOnRead(plain);
     servers.push(plain);
   }
@@ -240,6 +248,7 @@ export function nodeHttpLimits(limits: HttpLimits) {
     keepAliveTimeout: limits.keepAliveTimeoutMs,
     maxHeaderSize: limits.maxHeaderBytes,
     connectionsCheckingInterval: 1_000,
+    // Host is checked by the listener's handler (server.ts, serveOn): a problem body, and a repeated Host refused too.
     requireHostHeader: false,
   } as const;
 }

@@ -135,6 +135,45 @@ test('C-6 requests the HTTP parser refuses (431, 400) are logged, though no hand
   assert.match(String(refused[0]?.['address']), /127\.0\.0\.1/);
 });
 
+test('RFC 9112 §3.2: an HTTP/1.1 request without Host, or with two, is a 400 problem (logged, the connection closed) on both listeners; HTTP/1.0 needs none', async (t) => {
+  const s = await startService(t, { httpPort: 0 });
+  const port = Number(new URL(s.url).port);
+  const plainPort = Number(new URL(s.httpUrl as string).port);
+  const send = (raw: string, plain = false) =>
+    new Promise<string>((resolve) => {
+      const socket = plain
+        ? netConnect(plainPort, '127.0.0.1', () => socket.write(raw))
+        : tlsConnect({ host: '127.0.0.1', port, servername: 'localhost', ca: s.ca, ALPNProtocols: ['http/1.1'] }, () => socket.write(raw));
+      let text = '';
+      socket.on('data', (d) => (text += d.toString('latin1')));
+      socket.on('close', () => resolve(text));
+      socket.on('error', () => resolve(text));
+    });
+  const refusals = [
+    'GET /api/something.json HTTP/1.1\r\n\r\n',
+    'GET /api/something.json HTTP/1.1\r\nHost: a\r\nhost: b\r\n\r\n',
+    // A second request on the same connection is never read: the first answer closes it.
+    'GET /api/something.json HTTP/1.1\r\nHOST: a\r\nHost: a\r\n\r\nGET /api/something.json HTTP/1.1\r\nHost: a\r\n\r\n',
+  ];
+  for (const plain of [false, true]) {
+    for (const raw of refusals) {
+      const out = await send(raw, plain);
+      assert.match(out, /^HTTP\/1\.1 400 /, JSON.stringify(raw));
+      assert.match(out, /\r\nconnection: close\r\n/i);
+      assert.match(out, /\r\ncontent-type: application\/problem\+json; charset=utf-8\r\n/i);
+      assert.equal(out.match(/^HTTP\/1\.1 /gm)?.length, 1, 'one answer, then the connection is closed');
+      const problem = JSON.parse(Buffer.from(out.slice(out.indexOf('\r\n\r\n') + 4), 'latin1').toString('utf8')) as Record<string, unknown>;
+      assert.deepEqual(problem, { type: '/problems/bad-request', title: 'Bad Request', status: 400, detail: 'An HTTP/1.1 request must carry exactly one Host header field (RFC 9112 §3.2).' });
+      assert.equal(/strict-transport-security/i.test(out), !plain, 'HSTS on HTTPS only (T-4)');
+    }
+  }
+  assert.match(await send('GET /api/something.json HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n'), /^HTTP\/1\.1 200 /);
+  assert.match(await send('GET /api/something.json HTTP/1.0\r\n\r\n'), /^HTTP\/1\.1 200 /, 'HTTP/1.0 has no Host requirement');
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  const refused = s.logs.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l['msg'] === 'request refused by the HTTP parser');
+  assert.deepEqual(refused.map((l) => [l['status'], l['code']]), Array.from({ length: 6 }, () => [400, 'host']));
+});
+
 // HTTP/1.1 only: headers dribbled on a raw socket (h2: http2.test.ts).
 test('L-1 slow headers are cut at the time-out while other clients are served', async (t) => {
   const s = await startService(t, { headersTimeoutMs: 1_000, requestTimeoutMs: 2_000 });
