@@ -10,6 +10,21 @@ import { PROTOCOLS, request } from '../helpers/https.js';
 import { basic, startService } from '../helpers/service.js';
 import { tempDir } from '../helpers/tmp.js';
 
+/**
+ * Writes `raw` on a fresh connection (TLS offering only http/1.1 when `ca` is given, plain TCP
+ * otherwise; `end`: then half-closes) and resolves to all it read (Latin-1) once it closes.
+ */
+function exchange(to: { readonly port: number; readonly ca?: string | Buffer }, raw: string, end = false): Promise<string> {
+  return new Promise((resolve) => {
+    const send = (): void => void (end ? socket.end(raw) : socket.write(raw));
+    const socket = to.ca === undefined ? netConnect(to.port, '127.0.0.1', send) : tlsConnect({ host: '127.0.0.1', port: to.port, servername: 'localhost', ca: to.ca, ALPNProtocols: ['http/1.1'] }, send);
+    let text = '';
+    socket.on('data', (d: Buffer) => (text += d.toString('latin1')));
+    socket.on('close', () => resolve(text));
+    socket.on('error', () => resolve(text));
+  });
+}
+
 // H-1: what a client of either protocol sees is looped over PROTOCOLS; the HTTP/1.1 framing,
 // time-out and raw-socket tests stay HTTP/1.1 (their h2 counterparts are in http2.test.ts).
 for (const protocol of PROTOCOLS) test(`T-2 without --cert a development certificate is created, trusted as CA, host name verified (${protocol})`, async (t) => {
@@ -119,14 +134,7 @@ test('L-1 a header block over 16 KiB is 431', async (t) => {
 test('C-6 requests the HTTP parser refuses (431, 400) are logged, though no handler sees them', async (t) => {
   const s = await startService(t);
   const port = Number(new URL(s.url).port);
-  const send = (raw: string) =>
-    new Promise<string>((resolve) => {
-      const socket = tlsConnect({ host: '127.0.0.1', port, servername: 'localhost', ca: s.ca, ALPNProtocols: ['http/1.1'] }, () => socket.write(raw));
-      let text = '';
-      socket.on('data', (d) => (text += d.toString('latin1')));
-      socket.on('close', () => resolve(text));
-      socket.on('error', () => resolve(text));
-    });
+  const send = (raw: string) => exchange({ port, ca: s.ca }, raw);
   assert.match(await send(`GET /api/something HTTP/1.1\r\nHost: localhost\r\nX-Big: ${'b'.repeat(17_000)}\r\n\r\n`), /^HTTP\/1\.1 431 /);
   assert.match(await send('GARBAGE\r\n\r\n'), /^HTTP\/1\.1 400 /);
   await new Promise((resolve) => setTimeout(resolve, 50));
@@ -139,16 +147,7 @@ test('RFC 9112 §3.2: an HTTP/1.1 request without Host, or with two, is a 400 pr
   const s = await startService(t, { httpPort: 0 });
   const port = Number(new URL(s.url).port);
   const plainPort = Number(new URL(s.httpUrl as string).port);
-  const send = (raw: string, plain = false) =>
-    new Promise<string>((resolve) => {
-      const socket = plain
-        ? netConnect(plainPort, '127.0.0.1', () => socket.write(raw))
-        : tlsConnect({ host: '127.0.0.1', port, servername: 'localhost', ca: s.ca, ALPNProtocols: ['http/1.1'] }, () => socket.write(raw));
-      let text = '';
-      socket.on('data', (d) => (text += d.toString('latin1')));
-      socket.on('close', () => resolve(text));
-      socket.on('error', () => resolve(text));
-    });
+  const send = (raw: string, plain = false) => exchange(plain ? { port: plainPort } : { port, ca: s.ca }, raw);
   const refusals = [
     'GET /api/something.json HTTP/1.1\r\n\r\n',
     'GET /api/something.json HTTP/1.1\r\nHost: a\r\nhost: b\r\n\r\n',
@@ -222,14 +221,7 @@ test('L-1 a TLS connection that sends the start of a request line and then nothi
 test('L-2 framing attacks get 400 and the server stays up', async (t) => {
   const s = await startService(t, { httpPort: 0 });
   const port = Number(new URL(s.httpUrl as string).port);
-  const raw = (text: string) =>
-    new Promise<string>((resolve) => {
-      const socket = netConnect(port, '127.0.0.1', () => socket.end(text));
-      let out = '';
-      socket.on('data', (d) => (out += d.toString('latin1')));
-      socket.on('close', () => resolve(out));
-      socket.on('error', () => resolve(out));
-    });
+  const raw = (text: string) => exchange({ port }, text, true);
   const shapes = [
     'POST /user/a/resetpassword HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n',
     'POST /user/a/resetpassword HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\nContent-Length: 5\r\n\r\nabcde',
