@@ -119,7 +119,8 @@ export function createDispatcher(options: DispatchOptions): Dispatcher {
   // whether or not a body follows.
   const stream: StreamHandler = (h2stream, headers, peer) => {
     const ctx = RequestContext.fromStream(h2stream, headers, peer, `${idPrefix}-${(++counter).toString(36)}`, trust, observed ? performance.now() : 0, base);
-    const result = run(ctx);
+    // HTTP/1.1's parser refuses such a target; node:http2 hands it over, its octets read as Latin-1.
+    const result = visibleAscii(headers[':path'] ?? '') ? run(ctx) : errorReply(ctx, new HttpError(problem(400, 'bad-request', { detail: NOT_ASCII })));
     if (!(result instanceof Promise)) {
       sendStream(ctx, h2stream, result);
       return;
@@ -296,6 +297,17 @@ export function createDispatcher(options: DispatchOptions): Dispatcher {
  * body (smuggling shapes, RFC 9112 §6.3) only after the 'request' event, and that 400 must win
  * over an answer written synchronously to the request in front of it.
  */
+const NOT_ASCII = 'The request target must be visible ASCII: percent-encode other octets (RFC 3986 §2.1).';
+
+/** RFC 3986 §2, RFC 9113 §8.3.1: a request target holds visible ASCII only (no space, no control, no octet above 0x7E). */
+function visibleAscii(target: string): boolean {
+  for (let i = 0; i < target.length; i++) {
+    const c = target.charCodeAt(i);
+    if (c <= 0x20 || c >= 0x7f) return false;
+  }
+  return true;
+}
+
 function hasBody(req: HttpRequest): boolean {
   const length = req.headers['content-length'];
   return req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');

@@ -209,6 +209,25 @@ test('H-1 a header block over 16 KiB is refused with 431 or a stream reset, neve
   }
 });
 
+test('H-1 a :path with octets outside visible ASCII is a 400 problem, as HTTP/1.1\'s parser answers it, or a stream reset; never served', async (t) => {
+  const s = await startService(t);
+  const client = await session(s);
+  t.after(() => client.destroy());
+  client.on('error', () => {});
+  // The UTF-8 octets of 'é' sent raw (node:http2 writes a string's characters as octets), DEL, and a raw é in a user name.
+  for (const path of ['/api/something.json?param1=\u00c3\u00a9', '/api/something.json?param1=\u007f', '/user/\u00c3\u00a9.json', '/api/som\u00e9thing']) {
+    const r = await result(client.request({ ':path': path }).end());
+    t.diagnostic(`${JSON.stringify(path)}: status ${String(r.status)}, RST_STREAM code ${String(r.rstCode)}`);
+    assert.ok(r.status === 400 || (r.status === undefined && r.rstCode !== constants.NGHTTP2_NO_ERROR), `${JSON.stringify(path)}: ${JSON.stringify(r)}`);
+    if (r.status === 400) {
+      assert.deepEqual(JSON.parse(r.body), { type: '/problems/bad-request', title: 'Bad Request', status: 400, detail: 'The request target must be visible ASCII: percent-encode other octets (RFC 3986 §2.1).' });
+    }
+  }
+  const encoded = await result(client.request({ ':path': '/api/something.json?param1=%C3%A9' }).end());
+  assert.equal(encoded.status, 200);
+  assert.deepEqual(JSON.parse(encoded.body), { param1: 'é' }, 'percent-encoded, the same octets are the character');
+});
+
 test('H-1 a silent HTTP/2 connection gets GOAWAY and is closed at the header time-out', async (t) => {
   const headersTimeoutMs = 1_000;
   const s = await startService(t, { headersTimeoutMs });
