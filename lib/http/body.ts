@@ -14,7 +14,7 @@ export type BodySource = Readable & { readonly complete?: boolean };
  * rest is not read (the reply closes the connection, or over HTTP/2 the stream). A client that
  * aborts mid-body rejects with 400.
  */
-export function readBody(source: BodySource, declaredLength: string | undefined, limit: number): Promise<Buffer> {
+export function readBody(source: BodySource, declaredLength: string | undefined, limit: number, contentEncoding?: string | readonly string[]): Promise<Buffer> {
   if (declaredLength !== undefined && Number(declaredLength) > limit) return Promise.reject(tooLarge(limit));
   // An HTTP/2 request whose HEADERS frame ended the stream (no body) has already emitted 'end'
   // before anyone listened: nothing is left to read, and waiting for 'end' would wait for ever.
@@ -27,6 +27,9 @@ export function readBody(source: BodySource, declaredLength: string | undefined,
     if (parsed === undefined) return Promise.reject(readElsewhere());
     return parsed.length > limit ? Promise.reject(tooLarge(limit)) : Promise.resolve(parsed);
   }
+  // Nothing here decodes a content coding: such a body is refused, never taken as its bytes (after
+  // a body parser that decoded it, above, it is plain). Before 100 Continue: the client sends nothing.
+  if (contentEncoding !== undefined && !identityOnly(contentEncoding)) return Promise.reject(unsupportedCoding(contentEncoding));
   continueNow(source);
   // The body is read after authentication (P-0), so the client may already be gone (a stream that
   // ended first and was then destroyed, as every Readable is after 'end', was read: above).
@@ -177,6 +180,22 @@ export interface ContentType {
 export function sentContentType(header: string | undefined): string {
   if (header === undefined) return 'no Content-Type';
   return `Content-Type ${JSON.stringify(header.length > 100 ? `${header.slice(0, 100)}…` : header)}`;
+}
+
+/** Content-Encoding naming no coding but `identity` (RFC 9110 §8.4: the codings applied, in order). */
+function identityOnly(header: string | readonly string[]): boolean {
+  const list = typeof header === 'string' ? header : header.join(',');
+  return list.split(',').every((coding) => {
+    const name = coding.trim().toLowerCase();
+    return name === '' || name === 'identity';
+  });
+}
+
+/** RFC 9110 §15.5.16: 415 for a content coding, with Accept-Encoding saying which the server takes (none but identity). */
+function unsupportedCoding(header: string | readonly string[]): HttpError {
+  const sent = typeof header === 'string' ? header : header.join(', ');
+  const named = JSON.stringify(sent.length > 100 ? `${sent.slice(0, 100)}…` : sent);
+  return new HttpError(problem(415, 'unsupported-media-type', { detail: `The body was sent with Content-Encoding ${named}: send it without a content coding.` }), { 'accept-encoding': 'identity' });
 }
 
 /** A 415 for a body of another type: what was sent, then `hint`, what to send. */

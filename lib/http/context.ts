@@ -73,7 +73,7 @@ export class RequestContext {
   }
 
   readBody(limit: number): Promise<Buffer> {
-    return readBody(this.#body, this.headers['content-length'], limit);
+    return readBody(this.#body, this.headers['content-length'], limit, this.headers['content-encoding']);
   }
 }
 

@@ -45,6 +45,24 @@ for (const protocol of PROTOCOLS) {
     assert.equal(again.status, 401);
   });
 
+  test(`P-4 a body with a Content-Encoding is refused (415, Accept-Encoding: identity), never taken as its bytes; identity is no coding (${protocol})`, async (t) => {
+    const s = await startService(t, {}, protocol);
+    await withUsers(s);
+    const headers = (coding: string) => ({ authorization: basic('alice', ALICE_PW), 'content-type': 'text/plain; charset=utf-8', 'content-encoding': coding });
+    for (const coding of ['gzip', 'br', 'identity, gzip', 'x-unknown']) {
+      const r = await s.fetch('/user/alice/password', { method: 'PUT', headers: headers(coding), body: 'lantern-harbor-quiet-evening' });
+      assert.equal(r.status, 415, coding);
+      assert.equal(r.headers['accept-encoding'], 'identity');
+      assert.equal(JSON.parse(r.body).detail, `The body was sent with Content-Encoding ${JSON.stringify(coding)}: send it without a content coding.`);
+    }
+    assert.equal(await s.service.users.verify('alice', ALICE_PW), true, 'the password is unchanged');
+    const posted = await s.fetch('/user/alice/resetpassword', { method: 'POST', headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' }, body: JSON.stringify({ oldpasswd: ALICE_PW, newpasswd: 'lantern-harbor-quiet-evening' }) });
+    assert.equal(posted.status, 415);
+    const plain = await s.fetch('/user/alice/password', { method: 'PUT', headers: headers('Identity'), body: 'lantern-harbor-quiet-evening' });
+    assert.equal(plain.status, 204, plain.body);
+    assert.equal(await s.service.users.verify('alice', 'lantern-harbor-quiet-evening'), true);
+  });
+
   test(`P-2 failures: 401 with the Basic challenge; unknown user and wrong password look alike (${protocol})`, async (t) => {
     const s = await startService(t, {}, protocol);
     await withUsers(s);
