@@ -68,7 +68,10 @@ const NULL_BODY = new Set([101, 103, 204, 205, 304]);
 export function createFetchHandler(handler: RequestHandler): FetchHandler {
   return async function fetch(input: Request | URL | string, second?: unknown): Promise<Response> {
     const init = fetchInit(input, second);
+    const signal = abortSignal(input, init);
     const { method, url, headers, body } = requestParts(input, init);
+    // As the global fetch: an aborted signal rejects with its reason, before anything is sent.
+    signal?.throwIfAborted();
     const req = body === null ? noBody() : body instanceof Uint8Array ? bytesBody(body) : Readable.fromWeb(body as WebReadableStream<Uint8Array>);
     Object.assign(req, {
       method,
@@ -79,9 +82,32 @@ export function createFetchHandler(handler: RequestHandler): FetchHandler {
       socket: { encrypted: url.protocol === 'https:', remoteAddress: init?.address ?? '127.0.0.1' },
     });
     return new Promise<Response>((resolve, reject) => {
-      handler(req as unknown as HttpRequest, new InProcessResponse(method, resolve, reject) as unknown as HttpResponse);
+      if (signal === undefined) {
+        handler(req as unknown as HttpRequest, new InProcessResponse(method, resolve, reject) as unknown as HttpResponse);
+        return;
+      }
+      // Aborted while the service works on it: rejected with the signal's reason, the request's body
+      // cut (a handler reading it gets an error), and whatever the service answers later dropped.
+      const onAbort = (): void => {
+        response.abort(signal.reason);
+        if (req instanceof Readable) req.destroy();
+      };
+      const settled = (): void => signal.removeEventListener('abort', onAbort);
+      const response = new InProcessResponse(method, (r) => (settled(), resolve(r)), (e) => (settled(), reject(e)));
+      signal.addEventListener('abort', onAbort, { once: true });
+      handler(req as unknown as HttpRequest, response as unknown as HttpResponse);
     });
   };
+}
+
+/** The signal the call is aborted by (init's, else a Request's own), or undefined; anything else as `init.signal` is refused. */
+function abortSignal(input: unknown, init: FetchInit | undefined): AbortSignal | undefined {
+  const given = init?.signal;
+  if (given !== undefined && given !== null) {
+    if (!(given instanceof AbortSignal)) throw invalidArgument('init.signal', 'an AbortSignal', given);
+    return given;
+  }
+  return input instanceof Request ? input.signal : undefined;
 }
 
 /** What a request is made of, as the Fetch standard reads it from `fetch`'s arguments. */
@@ -259,9 +285,14 @@ class InProcessResponse implements BodySink {
   }
 
   destroy(): this {
+    return this.abort(new TypeError('fetch failed: the response could not be written'));
+  }
+
+  /** Ends the exchange unanswered: the call rejects with `reason`, and what is written later is dropped. */
+  abort(reason: unknown): this {
     if (!this.destroyed) {
       this.destroyed = true;
-      this.#reject(new TypeError('fetch failed: the response could not be written'));
+      this.#reject(reason as Error);
       this.#onClose?.();
     }
     return this;

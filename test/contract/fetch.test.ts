@@ -3,6 +3,7 @@
 // listener, certificate or file; mounted in Hono (a fetch framework).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { getEventListeners } from 'node:events';
 import { Hono } from 'hono';
 import { mount } from 'hono/mount';
 import { createService, HttpError, problem, ServiceError, type ServiceOptions } from '../../lib/index.js';
@@ -199,6 +200,7 @@ test('A-8 wrong arguments reject with ERR_INVALID_ARGUMENT naming them, never a 
     ['/api/something', { method: 'GET', body: 'x' }, /^init /],
     ['/api/something', { method: 'no spaces allowed' }, /^init /],
     ['/api/something', { address: 42 }, /^init\.address /],
+    ['/api/something', { signal: { aborted: true } }, /^init\.signal /],
     ['/api/something', { method: 'TRACE' }, /^init /],
     ['/api/something', { headers: { 'bad name': 'x' } }, /^init /],
     ['/api/something', { headers: { accept: 'a\r\nb' } }, /^init /],
@@ -208,6 +210,46 @@ test('A-8 wrong arguments reject with ERR_INVALID_ARGUMENT naming them, never a 
   for (const [input, init, message] of bad) {
     await assert.rejects(service.fetch(input as never, init as never), (error: unknown) => isCode('ERR_INVALID_ARGUMENT')(error) && message.test((error as Error).message), String(input));
   }
+});
+
+test('A-8 init.signal and a Request\'s signal abort the call as the global fetch\'s do: rejected with the reason, before or while the service works', async (t) => {
+  const loads: string[] = [];
+  let release: () => void = () => {};
+  const service = memoryService(t, {
+    resources: {
+      slow: (query) => {
+        loads.push(query.get('n') ?? '');
+        return new Promise((resolve) => (release = () => resolve({ n: query.get('n') })));
+      },
+    },
+  });
+  // Already aborted: nothing reaches the service.
+  await assert.rejects(service.fetch('/api/slow?n=1', { signal: AbortSignal.abort() }), { name: 'AbortError' });
+  await assert.rejects(service.fetch(new Request('https://localhost/api/slow?n=2', { signal: AbortSignal.abort(new Error('gave up')) })), { message: 'gave up' });
+  assert.deepEqual(loads, []);
+  // Aborted while the loader works: rejected at once; the answer that comes later is dropped.
+  const controller = new AbortController();
+  const call = service.fetch('/api/slow?n=3', { signal: controller.signal });
+  await new Promise((resolve) => setImmediate(resolve));
+  assert.deepEqual(loads, ['3']);
+  controller.abort();
+  await assert.rejects(call, { name: 'AbortError' });
+  release();
+  // A body still streaming in is cut, and the call does not wait for it.
+  const upload = new AbortController();
+  const never = new ReadableStream<Uint8Array>({ start: (c) => c.enqueue(new TextEncoder().encode('{"name":')) });
+  const posting = service.fetch('/user/ann/resetpassword', { method: 'POST', headers: { 'content-type': 'application/json' }, body: never, duplex: 'half', signal: upload.signal } as RequestInit);
+  setTimeout(() => upload.abort(new Error('stopped uploading')), 50);
+  await assert.rejects(posting, { message: 'stopped uploading' });
+  // A signal never aborted: the answer, and no listener left on the signal.
+  const kept = new AbortController();
+  const answered = service.fetch('/api/slow?n=4', { signal: kept.signal });
+  await new Promise((resolve) => setImmediate(resolve));
+  release();
+  const ok = await answered;
+  assert.equal(ok.status, 200);
+  assert.deepEqual(await ok.json(), { n: '4' });
+  assert.equal(getEventListeners(kept.signal, 'abort').length, 0);
 });
 
 test('A-8 mounted in Hono: the service answers under its prefix, Hono\'s own routes still answer', async (t) => {
