@@ -5,9 +5,15 @@ import type { ServerResponse } from 'node:http';
 import { Http2ServerResponse, type ServerHttp2Stream } from 'node:http2';
 import type { Socket } from 'node:net';
 import type { HttpRequest, HttpResponse } from './messages.js';
+import { problem, type Problem } from './problem.js';
 
 // T-4: what every response carries, including the ones written here.
 const SECURITY_HEADERS = { 'X-Content-Type-Options': 'nosniff', 'Content-Security-Policy': "default-src 'none'; frame-ancestors 'none'" } as const;
+
+// The problems written here (E-2: each type with its own status).
+const BAD_REQUEST = problem(400, 'bad-request');
+const TIMED_OUT = problem(408, 'request-timeout');
+const HEADERS_TOO_LARGE = problem(431, 'request-header-fields-too-large');
 
 /** Sockets already set to close after their response in flight (one listener and one timer each). */
 const closingAfter = new WeakSet<Socket>();
@@ -26,9 +32,9 @@ export function clientErrorHandler(
   onRefused?: (fields: { readonly status: number; readonly code: string; readonly address: string }) => void,
 ): (error: Error & { code?: string }, socket: Socket) => void {
   return (error, socket) => {
-    const status = error.code === 'HPE_HEADER_OVERFLOW' ? 431 : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
-    const title = status === 431 ? 'Request Header Fields Too Large' : status === 408 ? 'Request Timeout' : 'Bad Request';
-    const { body, headers: common } = problemAnswer({ type: '/problems/bad-request', title, status }, extraHeaders);
+    const refusal = error.code === 'HPE_HEADER_OVERFLOW' ? HEADERS_TOO_LARGE : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? TIMED_OUT : BAD_REQUEST;
+    const { status, title } = refusal;
+    const { body, headers: common } = problemAnswer(refusal, extraHeaders);
     const headers = { ...common, Connection: 'close' };
     // null once a response has finished on a kept-alive connection; a ServerResponse while one is in flight.
     const inFlight = (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage ?? undefined;
@@ -92,7 +98,7 @@ export function refuseConnectStream(stream: ServerHttp2Stream, extraHeaders: Rea
 }
 
 function connectRefusal(extraHeaders: Readonly<Record<string, string>>): ProblemAnswer {
-  return problemAnswer({ type: '/problems/method-not-allowed', title: 'Method Not Allowed', status: 405, detail: `Allowed: ${CONNECT_ALLOW}.` }, extraHeaders, { Allow: CONNECT_ALLOW });
+  return problemAnswer(problem(405, 'method-not-allowed', { detail: `Allowed: ${CONNECT_ALLOW}.` }), extraHeaders, { Allow: CONNECT_ALLOW });
 }
 
 interface ProblemAnswer {
@@ -101,7 +107,7 @@ interface ProblemAnswer {
 }
 
 /** A problem document and its headers (T-4, no-store), for the answers written here. */
-function problemAnswer(fields: Readonly<Record<string, string | number>>, extraHeaders: Readonly<Record<string, string>>, own: Readonly<Record<string, string>> = {}): ProblemAnswer {
+function problemAnswer(fields: Problem, extraHeaders: Readonly<Record<string, string>>, own: Readonly<Record<string, string>> = {}): ProblemAnswer {
   const body = JSON.stringify(fields);
   const headers = {
     'Content-Type': 'application/problem+json; charset=utf-8',
@@ -127,7 +133,7 @@ export function hostFields(rawHeaders: readonly string[]): number {
 /** RFC 9112 §3.2: 400 for an HTTP/1.1 request without a Host field or with more than one; the connection closes after it. */
 export function answerBadHost(res: HttpResponse, extraHeaders: Readonly<Record<string, string>>): void {
   const detail = 'An HTTP/1.1 request must carry exactly one Host header field (RFC 9112 §3.2).';
-  const { body, headers } = problemAnswer({ type: '/problems/bad-request', title: 'Bad Request', status: 400, detail }, extraHeaders);
+  const { body, headers } = problemAnswer(problem(400, 'bad-request', { detail }), extraHeaders);
   (res as ServerResponse).shouldKeepAlive = false;
   res.writeHead(400, headers).end(body);
 }
@@ -145,7 +151,7 @@ export function headerListTooLarge(rawHeaders: readonly string[], maxHeaderBytes
 }
 
 export function answerHeadersTooLarge(res: Http2ServerResponse | ServerHttp2Stream, extraHeaders: Readonly<Record<string, string>>): void {
-  const { body, headers } = problemAnswer({ type: '/problems/bad-request', title: 'Request Header Fields Too Large', status: 431 }, extraHeaders);
+  const { body, headers } = problemAnswer(HEADERS_TOO_LARGE, extraHeaders);
   if (res instanceof Http2ServerResponse) res.writeHead(431, headers).end(body);
   else respondOnStream(res, 431, headers, body);
 }

@@ -16,6 +16,7 @@ const KNOWN = {
   'method-not-allowed': [405, 'Method Not Allowed'],
   'not-acceptable': [406, 'Not Acceptable'],
   conflict: [409, 'Conflict'],
+  'request-timeout': [408, 'Request Timeout'],
   'precondition-failed': [412, 'Precondition Failed'],
   'payload-too-large': [413, 'Content Too Large'],
   'uri-too-long': [414, 'URI Too Long'],
@@ -24,6 +25,7 @@ const KNOWN = {
   'password-policy': [422, 'Password Does Not Meet The Policy'],
   'precondition-required': [428, 'Precondition Required'],
   'too-many-requests': [429, 'Too Many Requests'],
+  'request-header-fields-too-large': [431, 'Request Header Fields Too Large'],
   internal: [500, 'Internal Server Error'],
   overloaded: [503, 'Service Overloaded'],
 } as const satisfies Readonly<Record<string, readonly [status: number, title: string]>>;

@@ -24,6 +24,7 @@ const PROBLEM_WHEN: { readonly [S in ProblemSlug]: string } = {
   'method-not-allowed': 'the path exists, the method does not (with Allow)',
   'not-acceptable': 'no offered type is acceptable (member `available`)',
   conflict: 'the user exists, or the change would remove the last admin',
+  'request-timeout': 'the request did not arrive whole within the time-outs (L-1); the connection is closed',
   'precondition-failed': 'If-Match, If-None-Match or If-Unmodified-Since is false (E-4, A-7); nothing was done',
   'payload-too-large': 'the body is over the limit',
   'uri-too-long': 'the request target is over the limit',
@@ -32,6 +33,7 @@ const PROBLEM_WHEN: { readonly [S in ProblemSlug]: string } = {
   'password-policy': 'the new password breaks the policy (member `violations`)',
   'precondition-required': 'a write to a resource that requires If-Match or If-None-Match came without (A-7)',
   'too-many-requests': 'too many failed attempts (with Retry-After, P-8)',
+  'request-header-fields-too-large': 'the header block is over the limit (L-1)',
   internal: 'a bug: never sent on purpose',
   overloaded: 'hashing queue full, store busy or unreachable (with Retry-After)',
 };

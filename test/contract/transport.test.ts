@@ -116,19 +116,20 @@ for (const protocol of PROTOCOLS) test(`L-1 a request target over 8 KiB is 414 (
 });
 
 // HTTP/1.1's header block, written by hand; the h2 header list limit is in http2.test.ts.
-test('L-1 a header block over 16 KiB is 431', async (t) => {
-  const s = await startService(t);
+/** The problem document of a raw HTTP/1.1 answer. */
+function rawProblem(out: string): Record<string, unknown> {
+  return JSON.parse(Buffer.from(out.slice(out.indexOf('\r\n\r\n') + 4), 'latin1').toString('utf8')) as Record<string, unknown>;
+}
+
+test('L-1, E-2 a header block over 16 KiB is 431 request-header-fields-too-large; a request not whole at the header time-out is 408 request-timeout', async (t) => {
+  const s = await startService(t, { headersTimeoutMs: 1_000 });
   const port = Number(new URL(s.url).port);
-  const out = await new Promise<string>((resolve) => {
-    const socket = tlsConnect({ host: '127.0.0.1', port, servername: 'localhost', ca: s.ca }, () =>
-      socket.write(`GET /api/something HTTP/1.1\r\nHost: localhost\r\nX-Big: ${'b'.repeat(17_000)}\r\n\r\n`),
-    );
-    let text = '';
-    socket.on('data', (d) => (text += d.toString('latin1')));
-    socket.on('close', () => resolve(text));
-    socket.on('error', () => resolve(text));
-  });
-  assert.match(out, /^HTTP\/1\.1 431 /);
+  const big = await exchange({ port, ca: s.ca }, `GET /api/something HTTP/1.1\r\nHost: localhost\r\nX-Big: ${'b'.repeat(17_000)}\r\n\r\n`);
+  assert.match(big, /^HTTP\/1\.1 431 Request Header Fields Too Large\r\n/);
+  assert.deepEqual(rawProblem(big), { type: '/problems/request-header-fields-too-large', title: 'Request Header Fields Too Large', status: 431 });
+  const late = await exchange({ port, ca: s.ca }, 'GET /api/something HTTP/1.1\r\nHost: localhost\r\n');
+  assert.match(late, /^HTTP\/1\.1 408 Request Timeout\r\n/);
+  assert.deepEqual(rawProblem(late), { type: '/problems/request-timeout', title: 'Request Timeout', status: 408 });
 });
 
 test('C-6 requests the HTTP parser refuses (431, 400) are logged, though no handler sees them', async (t) => {
@@ -161,8 +162,7 @@ test('RFC 9112 §3.2: an HTTP/1.1 request without Host, or with two, is a 400 pr
       assert.match(out, /\r\nconnection: close\r\n/i);
       assert.match(out, /\r\ncontent-type: application\/problem\+json; charset=utf-8\r\n/i);
       assert.equal(out.match(/^HTTP\/1\.1 /gm)?.length, 1, 'one answer, then the connection is closed');
-      const problem = JSON.parse(Buffer.from(out.slice(out.indexOf('\r\n\r\n') + 4), 'latin1').toString('utf8')) as Record<string, unknown>;
-      assert.deepEqual(problem, { type: '/problems/bad-request', title: 'Bad Request', status: 400, detail: 'An HTTP/1.1 request must carry exactly one Host header field (RFC 9112 §3.2).' });
+      assert.deepEqual(rawProblem(out), { type: '/problems/bad-request', title: 'Bad Request', status: 400, detail: 'An HTTP/1.1 request must carry exactly one Host header field (RFC 9112 §3.2).' });
       assert.equal(/strict-transport-security/i.test(out), !plain, 'HSTS on HTTPS only (T-4)');
     }
   }
