@@ -120,19 +120,51 @@ function problemAnswer(fields: Problem, extraHeaders: Readonly<Record<string, st
   return { body, headers };
 }
 
-/** RFC 9112 §3.2: how many Host fields an HTTP/1.1 request carries (it must carry exactly one). */
-export function hostFields(rawHeaders: readonly string[]): number {
-  let count = 0;
+/**
+ * RFC 9112 §3.2: whether a request's Host must be refused: none on HTTP/1.1 (`required`), more than
+ * one on any version, or a value that is no `uri-host [ ":" port ]` (RFC 3986 §3.2.2; empty is allowed).
+ */
+export function badHost(rawHeaders: readonly string[], required: boolean): boolean {
+  let value: string | undefined;
   for (let i = 0; i < rawHeaders.length; i += 2) {
     const name = rawHeaders[i] as string;
-    if (name.length === 4 && name.toLowerCase() === 'host') count++;
+    if (name.length !== 4 || name.toLowerCase() !== 'host') continue;
+    if (value !== undefined) return true;
+    value = rawHeaders[i + 1] as string;
   }
-  return count;
+  return value === undefined ? required : !validHost(value);
 }
 
-/** RFC 9112 §3.2: 400 for an HTTP/1.1 request without a Host field or with more than one; the connection closes after it. */
+/** reg-name's characters (unreserved, pct-encoded, sub-delims); an IP-literal's add ':'. */
+const REG_NAME = new Uint8Array(128);
+for (const c of "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~%!$&'()*+,;=") REG_NAME[c.charCodeAt(0)] = 1;
+const IP_LITERAL = REG_NAME.slice();
+IP_LITERAL[0x3a] = 1;
+
+function validHost(value: string): boolean {
+  const n = value.length;
+  let i = 0;
+  if (n > 0 && value.charCodeAt(0) === 0x5b) {
+    // '[' IPv6address / IPvFuture ']'
+    const close = value.indexOf(']');
+    if (close < 2) return false;
+    for (i = 1; i < close; i++) if (IP_LITERAL[value.charCodeAt(i)] !== 1) return false;
+    i = close + 1;
+  } else {
+    while (i < n && REG_NAME[value.charCodeAt(i)] === 1) i++;
+  }
+  if (i === n) return true;
+  if (value.charCodeAt(i) !== 0x3a) return false; // ':' port
+  for (i++; i < n; i++) {
+    const c = value.charCodeAt(i);
+    if (c < 0x30 || c > 0x39) return false;
+  }
+  return true;
+}
+
+/** RFC 9112 §3.2: 400 for the Host badHost() refuses; the connection closes after it. */
 export function answerBadHost(res: HttpResponse, extraHeaders: Readonly<Record<string, string>>): void {
-  const detail = 'An HTTP/1.1 request must carry exactly one Host header field (RFC 9112 §3.2).';
+  const detail = 'Host must appear once (on HTTP/1.1 it is required), holding a host and an optional port (RFC 9112 §3.2).';
   const { body, headers } = problemAnswer(problem(400, 'bad-request', { detail }), extraHeaders);
   (res as ServerResponse).shouldKeepAlive = false;
   res.writeHead(400, headers).end(body);

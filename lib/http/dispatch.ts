@@ -70,7 +70,13 @@ export function createDispatcher(options: DispatchOptions): Dispatcher {
   let counter = 0;
 
   const dispatch = (req: HttpRequest, res: HttpResponse): void => {
-    serve(RequestContext.fromRequest(req, `${idPrefix}-${(++counter).toString(36)}`, trust, observed ? performance.now() : 0, base), req, res);
+    const ctx = RequestContext.fromRequest(req, `${idPrefix}-${(++counter).toString(36)}`, trust, observed ? performance.now() : 0, base);
+    // node:http2's compatibility API (service.handler on an HTTP/2 server): as the stream API's.
+    if (req.httpVersionMajor === 2 && !visibleAscii(req.url ?? '')) {
+      deliver(ctx, req, res, errorReply(ctx, notAscii()));
+      return;
+    }
+    serve(ctx, req, res);
   };
 
   const middleware = (req: HttpRequest, res: HttpResponse, next: Next): void => {
@@ -101,7 +107,10 @@ export function createDispatcher(options: DispatchOptions): Dispatcher {
 
   /** `match`: the route the middleware already looked up for this path, so it is not looked up twice. */
   function serve(ctx: RequestContext, req: HttpRequest, res: HttpResponse, match?: Match<Handler>): void {
-    const result = run(ctx, match);
+    deliver(ctx, req, res, run(ctx, match));
+  }
+
+  function deliver(ctx: RequestContext, req: HttpRequest, res: HttpResponse, result: Reply | Promise<Reply>): void {
     // The usual case, a plain reply to a request without a body, is written at once, without closures.
     if (!(result instanceof Promise) && !hasBody(req)) {
       sendResponse(ctx, res, result);
@@ -120,7 +129,7 @@ export function createDispatcher(options: DispatchOptions): Dispatcher {
   const stream: StreamHandler = (h2stream, headers, peer) => {
     const ctx = RequestContext.fromStream(h2stream, headers, peer, `${idPrefix}-${(++counter).toString(36)}`, trust, observed ? performance.now() : 0, base);
     // HTTP/1.1's parser refuses such a target; node:http2 hands it over, its octets read as Latin-1.
-    const result = visibleAscii(headers[':path'] ?? '') ? run(ctx) : errorReply(ctx, new HttpError(problem(400, 'bad-request', { detail: NOT_ASCII })));
+    const result = visibleAscii(headers[':path'] ?? '') ? run(ctx) : errorReply(ctx, notAscii());
     if (!(result instanceof Promise)) {
       sendStream(ctx, h2stream, result);
       return;
@@ -292,12 +301,9 @@ export function createDispatcher(options: DispatchOptions): Dispatcher {
   }
 }
 
-/**
- * A request with body framing is answered at the earliest in a microtask: llhttp reports a bad
- * body (smuggling shapes, RFC 9112 §6.3) only after the 'request' event, and that 400 must win
- * over an answer written synchronously to the request in front of it.
- */
-const NOT_ASCII = 'The request target must be visible ASCII: percent-encode other octets (RFC 3986 §2.1).';
+function notAscii(): HttpError {
+  return new HttpError(problem(400, 'bad-request', { detail: 'The request target must be visible ASCII: percent-encode other octets (RFC 3986 §2.1).' }));
+}
 
 /** RFC 3986 §2, RFC 9113 §8.3.1: a request target holds visible ASCII only (no space, no control, no octet above 0x7E). */
 function visibleAscii(target: string): boolean {
@@ -308,6 +314,11 @@ function visibleAscii(target: string): boolean {
   return true;
 }
 
+/**
+ * A request with body framing is answered at the earliest in a microtask: llhttp reports a bad
+ * body (smuggling shapes, RFC 9112 §6.3) only after the 'request' event, and that 400 must win
+ * over an answer written synchronously to the request in front of it.
+ */
 function hasBody(req: HttpRequest): boolean {
   const length = req.headers['content-length'];
   return req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');

@@ -72,7 +72,8 @@ export function createFetchHandler(handler: RequestHandler): FetchHandler {
     const { method, url, headers, body } = requestParts(input, init);
     // As the global fetch: an aborted signal rejects with its reason, before anything is sent.
     signal?.throwIfAborted();
-    const req = body === null ? noBody() : body instanceof Uint8Array ? bytesBody(body) : Readable.fromWeb(body as WebReadableStream<Uint8Array>);
+    const stream = body === null || body instanceof Uint8Array ? undefined : Readable.fromWeb(body as WebReadableStream<Uint8Array>);
+    const req = stream ?? (body === null ? noBody() : bytesBody(body as Uint8Array));
     Object.assign(req, {
       method,
       url: `${url.pathname}${url.search}`,
@@ -90,7 +91,8 @@ export function createFetchHandler(handler: RequestHandler): FetchHandler {
       // cut (a handler reading it gets an error), and whatever the service answers later dropped.
       const onAbort = (): void => {
         response.abort(signal.reason);
-        if (req instanceof Readable) req.destroy();
+        // Only a stream is still arriving; bytes given whole are all here (and their message has no socket to destroy).
+        stream?.destroy();
       };
       const settled = (): void => signal.removeEventListener('abort', onAbort);
       const response = new InProcessResponse(method, (r) => (settled(), resolve(r)), (e) => (settled(), reject(e)));
@@ -155,7 +157,9 @@ function requestParts(input: unknown, init: FetchInit | undefined): RequestParts
     }
     // A Request with no init, or with only A-8's address, is read as it is: no copy (a framework's
     // own request class, as @hono/node-server's, need not survive Request's constructor).
-    const request = url === undefined ? (init === undefined || !hasInitMembers(init, false) ? (input as Request) : new Request(input as Request, init)) : new Request(url, init);
+    // The copy does not follow the caller's signal (fetch() does, and leaves no listener behind).
+    const copied = init === undefined ? undefined : { ...init, signal: null };
+    const request = url === undefined ? (init === undefined || !hasInitMembers(init, false) ? (input as Request) : new Request(input as Request, copied)) : new Request(url, copied);
     return { method: request.method, url: url ?? new URL(request.url), headers: request.headers, body: request.body };
   } catch (error) {
     // The Fetch standard's own refusals (a body on GET, a forbidden method, a bad header…): what the message says.

@@ -4,7 +4,7 @@ import { createServer as createHttpsServer, type Server as HttpsServer } from 'n
 import { Server as NetServer, type AddressInfo, type Socket } from 'node:net';
 import type { SecureContextOptions, Server as TlsServer, TLSSocket } from 'node:tls';
 import { TLS_CIPHERS } from '../tls/ciphers.js';
-import { answerBadHost, answerHeadersTooLarge, clientErrorHandler, headerListTooLarge, hostFields, refuseConnect, refuseConnectStream } from './client-error.js';
+import { answerBadHost, answerHeadersTooLarge, badHost, clientErrorHandler, headerListTooLarge, refuseConnect, refuseConnectStream } from './client-error.js';
 import type { StreamHandler } from './dispatch.js';
 import { guardSessions, type SessionGuard, type SessionLimits } from './http2-sessions.js';
 import { continueWhenRead } from './body.js';
@@ -95,8 +95,8 @@ export async function startListeners(options: ListenerOptions, handler: RequestH
   /** The handler for a listener whose answers carry `extra` (HSTS on the HTTPS one, T-4). */
   const serveOn = (extra: Readonly<Record<string, string>>): RequestHandler => (req, res) => {
     if (req.httpVersionMajor === 1) {
-      // llhttp passes a request without Host, or with two: the server must refuse it (RFC 9112 §3.2).
-      if (req.httpVersionMinor === 1 && hostFields(req.rawHeaders) !== 1) {
+      // llhttp passes a request without Host, with two, or with any value: RFC 9112 §3.2 refuses them.
+      if (badHost(req.rawHeaders, req.httpVersionMinor >= 1)) {
         answerBadHost(res, extra);
         options.onRefusedRequest?.({ status: 400, code: 'host', address: req.socket.remoteAddress ?? '' });
         return;
@@ -111,6 +111,7 @@ export async function startListeners(options: ListenerOptions, handler: RequestH
     handler(req, res);
   };
   const serve = serveOn(hsts);
+  const servePlain = serveOn({});
   const tls = { minVersion: 'TLSv1.2', ciphers: TLS_CIPHERS } as const satisfies SecureContextOptions;
   let secure: HttpsServer | Http2SecureServer;
   let sessions: SessionGuard | undefined;
@@ -169,7 +170,7 @@ export async function startListeners(options: ListenerOptions, handler: RequestH
   const servers: Array<HttpsServer | Http2SecureServer | HttpServer> = [secure];
   let plain: HttpServer | undefined;
   if (options.httpPort !== undefined) {
-    plain = createHttpServer(http1Limits, serveOn({}));
+    plain = createHttpServer(http1Limits, servePlain);
     continueOnRead(plain);
     servers.push(plain);
   }
@@ -178,11 +179,10 @@ export async function startListeners(options: ListenerOptions, handler: RequestH
   // Without a listener Node drops a CONNECT without a word (HTTP/1.1) or with a bare 405 (HTTP/2).
   secure.on('connect', refuseConnect(hsts));
   plain?.on('connect', refuseConnect({}));
-  for (const server of servers) {
-    // RFC 9110 §10.1.1 lets a server ignore an expectation it does not know; Node would answer
-    // 417 itself, without the T-4 headers or a problem body. The handler answers instead.
-    server.on('checkExpectation', serve);
-  }
+  // RFC 9110 §10.1.1 lets a server ignore an expectation it does not know; Node would answer
+  // 417 itself, without the T-4 headers or a problem body. The handler answers instead.
+  secure.on('checkExpectation', serve);
+  plain?.on('checkExpectation', servePlain);
   try {
     await listen(secure, options.port, options.host);
     if (plain !== undefined && options.httpPort !== undefined) await listen(plain, options.httpPort, options.host);

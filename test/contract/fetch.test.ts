@@ -241,7 +241,14 @@ test('A-8 init.signal and a Request\'s signal abort the call as the global fetch
   const posting = service.fetch('/user/ann/resetpassword', { method: 'POST', headers: { 'content-type': 'application/json' }, body: never, duplex: 'half', signal: upload.signal } as RequestInit);
   setTimeout(() => upload.abort(new Error('stopped uploading')), 50);
   await assert.rejects(posting, { message: 'stopped uploading' });
-  // A signal never aborted: the answer, and no listener left on the signal.
+  // A body given whole, aborted while the password is checked (a hash on another thread): rejected, nothing thrown elsewhere.
+  await service.users.add('ann', 'ann-initial-passphrase-1');
+  const changing = new AbortController();
+  const change = service.fetch('/user/ann/password', { method: 'PUT', headers: { authorization: basic('ann', 'ann-initial-passphrase-1'), 'content-type': 'text/plain' }, body: 'ann-second-passphrase-2', signal: changing.signal });
+  changing.abort();
+  await assert.rejects(change, { name: 'AbortError' });
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  // A signal never aborted: the answer, and no listener left on the signal, whatever the body.
   const kept = new AbortController();
   const answered = service.fetch('/api/slow?n=4', { signal: kept.signal });
   await new Promise((resolve) => setImmediate(resolve));
@@ -249,7 +256,19 @@ test('A-8 init.signal and a Request\'s signal abort the call as the global fetch
   const ok = await answered;
   assert.equal(ok.status, 200);
   assert.deepEqual(await ok.json(), { n: '4' });
+  const streamed = new ReadableStream<Uint8Array>({ start: (c) => (c.enqueue(new TextEncoder().encode('{}')), c.close()) });
+  for (const init of [
+    { method: 'POST', headers: { 'content-type': 'application/json' }, body: streamed, duplex: 'half' },
+    { method: 'POST', body: new URLSearchParams({ a: 'b' }) },
+  ]) {
+    const r = await service.fetch('/user/ann/resetpassword', { ...init, signal: kept.signal } as RequestInit);
+    await r.arrayBuffer();
+  }
   assert.equal(getEventListeners(kept.signal, 'abort').length, 0);
+  // A Request's own signal, copied with an init: the copy does not keep following it either.
+  const request = new Request('https://localhost/api/something');
+  await (await service.fetch(request, { headers: { accept: 'application/xml' } })).text();
+  assert.equal(getEventListeners(request.signal, 'abort').length, 0);
 });
 
 test('A-8 mounted in Hono: the service answers under its prefix, Hono\'s own routes still answer', async (t) => {

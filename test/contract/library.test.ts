@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer as createHttpsServer } from 'node:https';
 import { createServer as createHttpServer } from 'node:http';
-import { createSecureServer } from 'node:http2';
+import { connect as http2Connect, createSecureServer } from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import * as lib from '../../lib/index.js';
@@ -88,6 +88,26 @@ for (const embedding of EMBEDDINGS) test(`A-1/A-2 the handler mounted on the emb
   });
   assert.equal(put.status, 204);
   assert.equal(await service.users.verify('erin', 'birch-second-passphrase-2'), true);
+});
+
+test('H-1 on the embedder\'s node:http2 server (compat API) a :path with raw octets above ASCII is a 400 problem, as on the service\'s own listener', async (t) => {
+  const embedding = EMBEDDINGS.find((e) => e.server === 'node:http2') as (typeof EMBEDDINGS)[number];
+  const { base } = await mounted(t, embedding);
+  const client = http2Connect(base, { rejectUnauthorized: false }); // the test's own certificate: what is checked here is the answer
+  t.after(() => client.close());
+  // The UTF-8 octets of 'é', as node:http2 writes a string's characters: one octet each.
+  const answer = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+    const stream = client.request({ ':path': '/api/something.json?param1=\u00c3\u00a9' });
+    let status = 0;
+    let body = '';
+    stream.on('response', (headers) => (status = Number(headers[':status'])));
+    stream.setEncoding('utf8').on('data', (chunk: string) => (body += chunk));
+    stream.on('end', () => resolve({ status, body }));
+    stream.on('error', reject);
+    stream.end();
+  });
+  assert.equal(answer.status, 400, answer.body);
+  assert.equal(JSON.parse(answer.body).type, '/problems/bad-request');
 });
 
 // Plain HTTP is HTTP/1.1 here: HTTP/2 is offered over TLS only (H-1).
