@@ -128,7 +128,8 @@ export function badHost(rawHeaders: readonly string[], required: boolean): boole
   let value: string | undefined;
   for (let i = 0; i < rawHeaders.length; i += 2) {
     const name = rawHeaders[i] as string;
-    if (name.length !== 4 || name.toLowerCase() !== 'host') continue;
+    // As clients spell it first: no lowercase copy of every four-letter name.
+    if (name.length !== 4 || (name !== 'Host' && name !== 'host' && name.toLowerCase() !== 'host')) continue;
     if (value !== undefined) return true;
     value = rawHeaders[i + 1] as string;
   }
