@@ -102,10 +102,14 @@ export function createFetchHandler(handler: RequestHandler): FetchHandler {
   };
 }
 
-/** The signal the call is aborted by (init's, else a Request's own), or undefined; anything else as `init.signal` is refused. */
+/**
+ * The signal the call is aborted by: init's (`null` there: none, as Fetch has it), else a Request's
+ * own, or undefined; anything else as `init.signal` is refused.
+ */
 function abortSignal(input: unknown, init: FetchInit | undefined): AbortSignal | undefined {
   const given = init?.signal;
-  if (given !== undefined && given !== null) {
+  if (given === null) return undefined;
+  if (given !== undefined) {
     if (!(given instanceof AbortSignal)) throw invalidArgument('init.signal', 'an AbortSignal', given);
     return given;
   }

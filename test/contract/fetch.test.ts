@@ -226,6 +226,12 @@ test('A-8 init.signal and a Request\'s signal abort the call as the global fetch
   // Already aborted: nothing reaches the service.
   await assert.rejects(service.fetch('/api/slow?n=1', { signal: AbortSignal.abort() }), { name: 'AbortError' });
   await assert.rejects(service.fetch(new Request('https://localhost/api/slow?n=2', { signal: AbortSignal.abort(new Error('gave up')) })), { message: 'gave up' });
+  // init.signal null: the Request's own signal is not followed (Fetch's rule), so the call is made.
+  const unfollowed = service.fetch(new Request('https://localhost/api/slow?n=0', { signal: AbortSignal.abort() }), { signal: null });
+  await new Promise((resolve) => setImmediate(resolve));
+  release();
+  assert.equal((await unfollowed).status, 200);
+  loads.length = 0;
   assert.deepEqual(loads, []);
   // Aborted while the loader works: rejected at once; the answer that comes later is dropped.
   const controller = new AbortController();
