@@ -178,8 +178,12 @@ export interface ContentType {
  * characters), or `no Content-Type`. A fetch() of a string body without a type sends that one.
  */
 export function sentContentType(header: string | undefined): string {
-  if (header === undefined) return 'no Content-Type';
-  return `Content-Type ${JSON.stringify(header.length > 100 ? `${header.slice(0, 100)}…` : header)}`;
+  return header === undefined ? 'no Content-Type' : `Content-Type ${quoted(header)}`;
+}
+
+/** A header's value as a detail quotes it: JSON, cut at 100 characters. */
+function quoted(value: string): string {
+  return JSON.stringify(value.length > 100 ? `${value.slice(0, 100)}…` : value);
 }
 
 /** Content-Encoding naming no coding but `identity` (RFC 9110 §8.4: the codings applied, in order). */
@@ -194,8 +198,7 @@ function identityOnly(header: string | readonly string[]): boolean {
 /** RFC 9110 §15.5.16: 415 for a content coding, with Accept-Encoding saying which the server takes (none but identity). */
 function unsupportedCoding(header: string | readonly string[]): HttpError {
   const sent = typeof header === 'string' ? header : header.join(', ');
-  const named = JSON.stringify(sent.length > 100 ? `${sent.slice(0, 100)}…` : sent);
-  return new HttpError(problem(415, 'unsupported-media-type', { detail: `The body was sent with Content-Encoding ${named}: send it without a content coding.` }), { 'accept-encoding': 'identity' });
+  return new HttpError(problem(415, 'unsupported-media-type', { detail: `The body was sent with Content-Encoding ${quoted(sent)}: send it without a content coding.` }), { 'accept-encoding': 'identity' });
 }
 
 /** A 415 for a body of another type: what was sent, then `hint`, what to send. */
