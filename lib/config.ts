@@ -247,10 +247,11 @@ export function resolveConfig(options: ServiceOptions = {}): Config {
     invalid(`trustProxy: ${(error as Error).message}`);
   }
   const hsts = o.hstsMaxAge ?? 31_536_000;
+  const { port, httpPort, metricsPort } = listenerPorts(o);
   return Object.freeze({
     host: text(o.host ?? '127.0.0.1', 'host'),
-    port: integer(o.port ?? 8443, 'port', 0, 65_535),
-    httpPort: o.httpPort === undefined ? undefined : integer(o.httpPort, 'httpPort', 0, 65_535),
+    port,
+    httpPort,
     http2: bool(o.http2 ?? true, 'http2'),
     store,
     postgres: Object.freeze({ ...postgresOption(o.postgres) }),
@@ -288,7 +289,7 @@ export function resolveConfig(options: ServiceOptions = {}): Config {
     basePath: basePathOption(o.basePath ?? ''),
     log: o.log === undefined ? false : logOption(o.log),
     logLevel: logLevel(o.logLevel ?? 'info'),
-    metricsPort: o.metricsPort === undefined ? undefined : integer(o.metricsPort, 'metricsPort', 0, 65_535),
+    metricsPort,
     shutdownDelayMs: integer(o.shutdownDelayMs ?? 0, 'shutdownDelayMs', 0, 3_600_000),
     onResetToken: hook(o.onResetToken, 'onResetToken'),
     onPasswordChanged: hook(o.onPasswordChanged, 'onPasswordChanged'),
@@ -297,6 +298,20 @@ export function resolveConfig(options: ServiceOptions = {}): Config {
 }
 
 const SCRYPT_DEFAULTS = { ln: 17, r: 8, p: 1 } as const;
+
+/**
+ * The listeners' ports, all on `host`: two given the same port (other than 0, a free one each)
+ * could never both listen, so that is said now, by name, rather than as EADDRINUSE at listen().
+ */
+function listenerPorts(o: ServiceOptions): { port: number; httpPort: number | undefined; metricsPort: number | undefined } {
+  const port = integer(o.port ?? 8443, 'port', 0, 65_535);
+  const httpPort = o.httpPort === undefined ? undefined : integer(o.httpPort, 'httpPort', 0, 65_535);
+  const metricsPort = o.metricsPort === undefined ? undefined : integer(o.metricsPort, 'metricsPort', 0, 65_535);
+  if (httpPort !== undefined && httpPort !== 0 && httpPort === port) invalid(`httpPort: ${httpPort} is also the HTTPS port; each listener needs a port of its own`);
+  if (metricsPort !== undefined && metricsPort !== 0 && metricsPort === port) invalid(`metricsPort: ${metricsPort} is also the HTTPS port; each listener needs a port of its own`);
+  if (metricsPort !== undefined && metricsPort !== 0 && metricsPort === httpPort) invalid(`metricsPort: ${metricsPort} is also the plain HTTP port; each listener needs a port of its own`);
+  return { port, httpPort, metricsPort };
+}
 
 /** The members whose value is not undefined (`{ ln: 14, r: undefined }` keeps the default r). */
 function definedMembers<T extends object>(value: T): Partial<T> {

@@ -227,6 +227,10 @@ test('A-1 options are validated once: every mistake is ERR_INVALID_OPTION', () =
     { store: 'postgres//user:secret@db/app' },
     { store: ' postgres://user:secret@db/app' },
     { store: 'postgres://user:secret@db:notaport/app' },
+    // Two listeners on one port could never both listen (all bind the same host).
+    { port: 9000, httpPort: 9000 },
+    { metricsPort: 8443 },
+    { port: 9000, httpPort: 9001, metricsPort: 9001 },
   ];
   for (const options of bad) {
     assert.throws(() => createService(options as never), (e: unknown) => e instanceof ServiceError && e.code === 'ERR_INVALID_OPTION' && !e.message.includes('secret'), JSON.stringify(options));
@@ -234,6 +238,9 @@ test('A-1 options are validated once: every mistake is ERR_INVALID_OPTION', () =
   // The refusal names the scheme, never the URL's password; a number that is no integer is shown as it is.
   assert.throws(() => createService({ store: 'mysql://user:secret@db/app' }), (e: unknown) => e instanceof ServiceError && /"mysql:" URL/.test(e.message) && !e.message.includes('secret'));
   assert.throws(() => createService({ port: Number.NaN }), /got NaN/);
+  assert.throws(() => createService({ port: 9000, metricsPort: 9000 }), /^ServiceError: metricsPort: 9000 is also the HTTPS port; each listener needs a port of its own$/);
+  // Port 0 is a free port for each listener.
+  assert.doesNotThrow(() => createService({ port: 0, httpPort: 0, metricsPort: 0 }));
   // Paths that only look like those are paths.
   for (const path of ['C://data/users.json', 'memory', 'memory.json', 'data/http://x/users.json']) assert.doesNotThrow(() => createService({ store: path }), path);
 });
