@@ -6,6 +6,7 @@
 // one listed password counts as listed (passwordpassword, password12345678).
 
 import { readFileSync } from 'node:fs';
+import { lineSet, type LineSet } from './line-set.js';
 
 // lib/users/ → assets/ in the repository; dist/lib/users/ → dist/assets/ once built.
 const LIST_URL = new URL('../../assets/common-passwords.txt', import.meta.url);
@@ -31,7 +32,7 @@ const MAX_WEAK_UNIT = 4;
 const MIN_JUDGED_LENGTH = 8;
 
 interface Blocklist {
-  readonly words: ReadonlySet<string>;
+  readonly words: Pick<LineSet, 'has'>;
   readonly longestWord: number; // in code points
 }
 
@@ -158,15 +159,10 @@ function loadBlocklist(): Blocklist {
   } catch (error) {
     throw new Error(`cannot read the common-password list ${LIST_URL.pathname}`, { cause: error });
   }
-  const words = new Set<string>();
-  let longestWord = 0;
-  for (const line of text.split('\n')) {
-    const word = line.replace(/\r$/, '').normalize('NFC').toLowerCase();
-    if (word === '') continue;
-    words.add(word);
-    longestWord = Math.max(longestWord, Array.from(word).length);
-  }
-  return { words, longestWord };
+  // Normalized as a whole: NFC and lowercasing never reach across a line break (neither composes
+  // with '\n' nor counts it as part of a word), so each line is as if normalized on its own.
+  const words = lineSet(text.normalize('NFC').toLowerCase());
+  return { words, longestWord: words.longest };
 }
 
 function once<T>(compute: () => T): () => T {
