@@ -77,9 +77,15 @@ export function sendBody(out: BodySink, body: string, stallMs?: number): void {
   next();
 }
 
-/** Destroys `out` after `ms` unless the timer is refreshed or `out` closes (when its response is done, or cut). */
+/**
+ * Destroys `out` after `ms` unless the timer is refreshed or `out` closes (when its response is done, or cut).
+ * The timer holds `out` weakly: a response pipelined behind another on an HTTP/1.1 connection that
+ * closes is never closed by node:http, and held here it would keep its body until `ms` had passed
+ * (a few hundred connections cut with 32 large responses waiting each held gigabytes).
+ */
 function watch(out: BodySink, ms: number): NodeJS.Timeout {
-  const timer = setTimeout(() => out.destroy(), ms);
+  const ref = new WeakRef(out);
+  const timer = setTimeout(() => ref.deref()?.destroy(), ms);
   timer.unref();
   out.once('close', () => clearTimeout(timer));
   return timer;
