@@ -98,7 +98,12 @@ export function createDispatcher(options: DispatchOptions): Dispatcher {
    */
   function misMounted(req: HttpRequest): ServiceError | undefined {
     const mountedAt = (req as { baseUrl?: unknown }).baseUrl;
-    if (typeof mountedAt !== 'string' || mountedAt === '' || base === mountedAt || base.startsWith(`${mountedAt}/`)) return undefined;
+    if (typeof mountedAt !== 'string' || mountedAt === '') return undefined;
+    // Express matches mount paths ignoring case, and baseUrl is the request's own spelling: `/SVC/…`
+    // under app.use('/svc') is a path outside the service (its routes are case-sensitive), not a mistake.
+    const mount = mountedAt.toLowerCase();
+    const lowerBase = base.toLowerCase();
+    if (lowerBase === mount || lowerBase.startsWith(`${mount}/`)) return undefined;
     return new ServiceError(
       'ERR_INVALID_OPTION',
       `service.middleware is mounted at "${mountedAt}" but the service's basePath is "${base}": give createService({ basePath: '${mountedAt}' }) the same prefix (A-9)`,

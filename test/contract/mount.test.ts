@@ -236,6 +236,27 @@ test('A-9 service.middleware mounted under a prefix its basePath does not start 
   assert.equal((await send('/svc/nothing')).status, 404, 'a path outside it is handed on');
 });
 
+test('A-9 service.middleware: a request whose prefix differs in case (Express matches mounts ignoring it) is handed on, not a 500; the app\'s own routes answer', async (t) => {
+  const { cert, key } = testCertificate();
+  const service = createService({ store: ':memory:', scrypt: FAST_SCRYPT, basePath: '/svc', resources: books() });
+  t.after(() => service.close());
+  const errors: unknown[] = [];
+  const app = express();
+  app.use('/svc', service.middleware);
+  app.get('/svc/status', (_req, res) => void res.send('still Express'));
+  app.use((error: unknown, _req: express.Request, res: express.Response, _next: express.NextFunction) => {
+    errors.push(error);
+    res.status(500).send('error');
+  });
+  const send = overSocket(await listen(t, createServer({ cert, key }, app)), cert);
+  assert.equal((await send('/SVC/api/books.json')).status, 404, 'not the service\'s path (its routes are case-sensitive): Express\'s 404');
+  const status = await send('/Svc/status');
+  assert.equal(status.status, 200);
+  assert.equal(status.body, 'still Express');
+  assert.equal((await send('/svc/api/books.json')).status, 200);
+  assert.deepEqual(errors, []);
+});
+
 test('A-9 service.middleware at the root of an Express app, without basePath; next() for what it does not serve', async (t) => {
   const service = createService({ store: ':memory:', scrypt: FAST_SCRYPT });
   t.after(() => service.close());
