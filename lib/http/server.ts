@@ -1,4 +1,4 @@
-import { createServer as createHttpServer, Server as HttpServer, type ServerResponse } from 'node:http';
+import { createServer as createHttpServer, Server as HttpServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { createSecureServer, type Http2SecureServer, type Http2ServerResponse, type IncomingHttpHeaders, type ServerHttp2Session, type ServerHttp2Stream } from 'node:http2';
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
 import { Server as NetServer, type AddressInfo, type Socket } from 'node:net';
@@ -78,6 +78,18 @@ function pipelinedDone(socket: Socket): void {
   pipelined.set(socket, (pipelined.get(socket) ?? 1) - 1);
 }
 
+/**
+ * L-2 on any node:http listener: counts `res` if it is pipelined behind a response its connection
+ * is still sending (Node keeps it until its turn); true when that was one too many and the
+ * connection is cut (the request is then not to be answered).
+ */
+export function cutOverPipelined(req: IncomingMessage, res: ServerResponse): boolean {
+  if (res.socket !== null) return false;
+  if (overPipelined(req.socket)) return true;
+  res.once('close', () => pipelinedDone(req.socket));
+  return false;
+}
+
 
 /**
  * The HTTPS listener (T-1: TLS 1.2 at least, AEAD suites; H-1: HTTP/2 and HTTP/1.1 unless http2 is
@@ -102,11 +114,7 @@ export async function startListeners(options: ListenerOptions, handler: RequestH
         return;
       }
       if (closing) (res as ServerResponse).shouldKeepAlive = false;
-      // Pipelined behind a response its connection is still sending (Node keeps it until its turn).
-      if ((res as ServerResponse).socket === null) {
-        if (overPipelined(req.socket)) return;
-        res.once('close', () => pipelinedDone(req.socket));
-      }
+      if (cutOverPipelined(req as IncomingMessage, res as ServerResponse)) return;
     }
     handler(req, res);
   };

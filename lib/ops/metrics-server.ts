@@ -5,7 +5,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { problem } from '../http/problem.js';
-import { listen, nodeHttpLimits, origin, type HttpLimits } from '../http/server.js';
+import { cutOverPipelined, listen, nodeHttpLimits, origin, type HttpLimits } from '../http/server.js';
 import { EXPOSITION_CONTENT_TYPE } from './exposition.js';
 
 export interface MetricsListener {
@@ -14,7 +14,10 @@ export interface MetricsListener {
 }
 
 export async function startMetricsListener(host: string, port: number, render: () => string, limits: HttpLimits): Promise<MetricsListener> {
-  const server = createServer(nodeHttpLimits(limits), (req, res) => answer(req, res, render));
+  const server = createServer(nodeHttpLimits(limits), (req, res) => {
+    // A client that pipelines scrapes and never reads holds no more of them than on the service's listeners.
+    if (!cutOverPipelined(req, res)) answer(req, res, render);
+  });
   await listen(server, port, host);
   const url = `${origin('http', host, (server.address() as AddressInfo).port)}/metrics`;
   return {

@@ -6,6 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:https';
+import { connect as netConnect } from 'node:net';
 import { connect } from 'node:tls';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
@@ -91,4 +92,33 @@ test('L-2 large responses queued on an HTTP/1.1 connection that closed are freed
     gc();
   }
   assert.equal(freed.count, responses, 'every response of the closed connection is collected');
+});
+
+test('L-2 the metrics listener, too, cuts a connection past 32 pipelined scrapes waiting, where it held them all', async (t) => {
+  const { cert, key } = testCertificate();
+  const service = createService({ host: '127.0.0.1', port: 0, metricsPort: 0, cert, key, store: ':memory:' });
+  t.after(() => service.close());
+  const { metricsUrl } = await service.listen();
+  const { port } = new URL(metricsUrl as string);
+  let received = '';
+  const closed = await new Promise<boolean>((resolve) => {
+    const socket = netConnect({ host: '127.0.0.1', port: Number(port) }, () => {
+      socket.pause();
+      socket.write('GET /metrics HTTP/1.1\r\nHost: localhost\r\n\r\n'.repeat(2_000));
+      // A paused socket sees no close: read after the server has had its time with the requests.
+      setTimeout(() => socket.resume(), 1_000);
+    });
+    socket.setEncoding('latin1');
+    socket.on('data', (chunk: string) => void (received += chunk));
+    socket.on('error', () => {});
+    socket.on('close', () => resolve(true));
+    // Long before any time-out (the request time-out is 30 s).
+    setTimeout(() => {
+      socket.destroy();
+      resolve(false);
+    }, 5_000).unref();
+  });
+  const answered = received.split('HTTP/1.1 200 OK').length - 1;
+  assert.equal(closed, true, `the connection was still open after 5 s, ${answered} scrapes answered`);
+  assert.ok(answered <= MAX_PIPELINED + 1, `${answered} scrapes answered`);
 });
