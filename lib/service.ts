@@ -1,4 +1,4 @@
-import { readFile, rm } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { createAuthenticator } from './auth/authenticate.js';
 import { computeHA1, createDigestAuth } from './auth/digest.js';
@@ -35,7 +35,7 @@ import { optionsHeadersByLabel, routeLabels, routerTable } from './http/route-ta
 import { serviceRoutes } from './routes/service-routes.js';
 import { apiRoutes } from './routes/api-routes.js';
 import { checkCertificatePair, readCertificatePair, watchCertificatePair, type CertificatePair, type PairWatcher } from './tls/certificate-pair.js';
-import { ensureDevCertificate, type DevCertificate } from './tls/dev-cert.js';
+import { ensureDevCertificate, removeDevCertificate, type DevCertificate } from './tls/dev-cert.js';
 import { isCommonPassword } from './users/common-passwords.js';
 import { createHashGate, isHashBusy, type HashGate } from './users/hash-gate.js';
 import { resolveStorePath } from './store/file/path.js';
@@ -317,8 +317,8 @@ export function createService(options: ServiceOptions = {}): Service {
       } catch (error) {
         await listeners?.close(0);
         listeners = undefined;
-        // A start that fails (address in use, not ours) leaves no new certificate behind.
-        if (dev?.created === true) await Promise.all([rm(dev.certPath, { force: true }), rm(dev.keyPath, { force: true })]);
+        // A start that fails (address in use, not ours) leaves no new certificate, nor its directory, behind.
+        if (dev !== undefined) await removeDevCertificate(dev);
         throw error;
       }
       // Only a server that did start drops them: a second start on a busy port must not wipe

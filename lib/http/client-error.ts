@@ -172,6 +172,34 @@ export function answerBadHost(res: HttpResponse, extraHeaders: Readonly<Record<s
 }
 
 /**
+ * RFC 9113 §8.3.1: whether an HTTP/2 request's Host names another host or port than its
+ * `:authority` (compared as RFC 3986 §6.2 normalises them: case, an empty or default port), or is
+ * one badHost() refuses. A request with only one of the two is not refused here.
+ */
+export function hostDiffersFromAuthority(headers: Readonly<Record<string, string | string[] | undefined>>, rawHeaders: readonly string[]): boolean {
+  const host = headers['host'];
+  if (host === undefined) return false;
+  if (badHost(rawHeaders, false)) return true;
+  const authority = headers[':authority'];
+  return typeof authority === 'string' && normalAuthority(authority) !== normalAuthority(String(host));
+}
+
+/** An https authority as RFC 3986 §6.2.2-6.2.3 normalises it: lowercase, without an empty or default (443) port. */
+function normalAuthority(value: string): string {
+  const lower = value.toLowerCase();
+  if (lower.endsWith(':443')) return lower.slice(0, -4);
+  return lower.endsWith(':') ? lower.slice(0, -1) : lower;
+}
+
+/** RFC 9113 §8.3.1 / §8.1.1: the 400 for a malformed HTTP/2 request whose Host is refused. */
+export function answerHostMismatch(res: Http2ServerResponse | ServerHttp2Stream, extraHeaders: Readonly<Record<string, string>>): void {
+  const detail = 'Host, when sent over HTTP/2, must appear once and name the same host and port as :authority (RFC 9113 §8.3.1).';
+  const { body, headers } = problemAnswer(problem(400, 'bad-request', { detail }), extraHeaders);
+  if (res instanceof Http2ServerResponse) res.writeHead(400, headers).end(body);
+  else respondOnStream(res, 400, headers, body);
+}
+
+/**
  * L-1 over HTTP/2: a header block past `maxHeaderBytes` (counted as RFC 9113 §6.5.2 counts
  * SETTINGS_MAX_HEADER_LIST_SIZE: name, value and 32 octets per field) is answered 431. Node
  * resets such a stream itself once the client has acknowledged our SETTINGS; a client's first

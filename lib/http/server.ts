@@ -4,7 +4,7 @@ import { createServer as createHttpsServer, type Server as HttpsServer } from 'n
 import { Server as NetServer, type AddressInfo, type Socket } from 'node:net';
 import type { SecureContextOptions, Server as TlsServer, TLSSocket } from 'node:tls';
 import { TLS_CIPHERS } from '../tls/ciphers.js';
-import { answerBadHost, answerHeadersTooLarge, badHost, clientErrorHandler, headerListTooLarge, refuseConnect, refuseConnectStream } from './client-error.js';
+import { answerBadHost, answerHeadersTooLarge, answerHostMismatch, badHost, clientErrorHandler, headerListTooLarge, hostDiffersFromAuthority, refuseConnect, refuseConnectStream } from './client-error.js';
 import type { StreamHandler } from './dispatch.js';
 import { guardSessions, type SessionGuard, type SessionLimits } from './http2-sessions.js';
 import { continueWhenRead } from './body.js';
@@ -143,6 +143,9 @@ export async function startListeners(options: ListenerOptions, handler: RequestH
         if (req.httpVersionMajor === 2 && headerListTooLarge(req.rawHeaders, options.maxHeaderBytes)) {
           answerHeadersTooLarge(res as Http2ServerResponse, hsts);
           options.onRefusedRequest?.({ status: 431, code: 'header-list-too-large', address: req.socket.remoteAddress ?? '' });
+        } else if (req.httpVersionMajor === 2 && hostDiffersFromAuthority(req.headers, req.rawHeaders)) {
+          answerHostMismatch(res as Http2ServerResponse, hsts);
+          options.onRefusedRequest?.({ status: 400, code: 'host', address: req.socket.remoteAddress ?? '' });
         } else serve(req, res);
       },
     );
@@ -285,7 +288,10 @@ function serveStreams(server: Http2SecureServer, serve: StreamHandler, maxHeader
         answerHeadersTooLarge(stream, hsts);
         onRefused?.({ status: 431, code: 'header-list-too-large', address: peer });
       } else if (headers[':method'] === 'CONNECT') refuseConnectStream(stream, hsts);
-      else {
+      else if (hostDiffersFromAuthority(headers, rawHeaders)) {
+        answerHostMismatch(stream, hsts);
+        onRefused?.({ status: 400, code: 'host', address: peer });
+      } else {
         // Its 100 when the body is read, as over HTTP/1.1 (continueWhenRead).
         if (typeof headers.expect === 'string' && /^100-continue$/i.test(headers.expect)) {
           continueWhenRead(stream, { writeContinue: () => !stream.headersSent && !stream.closed && stream.additionalHeaders({ ':status': 100 }) });

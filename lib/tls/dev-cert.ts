@@ -12,8 +12,8 @@
 
 import { createHash, createPrivateKey, generateKeyPairSync, randomBytes, sign, X509Certificate } from 'node:crypto';
 import type { KeyObject } from 'node:crypto';
-import { lstat, mkdir, open, readFile, realpath, stat, unlink } from 'node:fs/promises';
-import { join } from 'node:path';
+import { lstat, mkdir, open, readFile, realpath, rm, rmdir, stat, unlink } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { writeDurably } from '../fs/durable-write.js';
 import { isErrno } from '../fs/errno.js';
@@ -29,6 +29,8 @@ export interface DevCertificate {
   readonly keyPath: string;
   /** True when this call generated the pair, false when it reused the files. */
   readonly created: boolean;
+  /** The first directory of `dir`'s chain this call created, if it created any. */
+  readonly createdDir?: string | undefined;
 }
 
 const CERT_FILE = 'localhost-cert.pem';
@@ -127,12 +129,12 @@ export async function ensureDevCertificate(dir: string, options: { now?: () => n
   const certPath = join(dir, CERT_FILE);
   const keyPath = join(dir, KEY_FILE);
   // Private, whatever the umask: another local user who could replace the pair here would be served as us.
-  await mkdir(dir, { recursive: true, mode: 0o700 });
+  const createdDir = await mkdir(dir, { recursive: true, mode: 0o700 });
   await checkCertDirectory(dir);
 
   for (let attempt = 0; attempt < 3; attempt += 1) {
     const existing = await readUsablePair(certPath, keyPath, readNow(now));
-    if (existing !== undefined) return { ...existing, certPath, keyPath, created: false };
+    if (existing !== undefined) return { ...existing, certPath, keyPath, created: false, createdDir };
 
     const written = await withLock(join(dir, LOCK_FILE), async () => {
       // Another process may have made the pair while we waited for the lock.
@@ -145,9 +147,23 @@ export async function ensureDevCertificate(dir: string, options: { now?: () => n
     if (written === undefined) continue;
     // Read back: only if a lock was wrongly judged stale could another writer have interleaved.
     const onDisk = await readUsablePair(certPath, keyPath, readNow(now));
-    if (onDisk?.cert === written.cert && onDisk.key === written.key) return { ...written, certPath, keyPath, created: true };
+    if (onDisk?.cert === written.cert && onDisk.key === written.key) return { ...written, certPath, keyPath, created: true, createdDir };
   }
   throw new Error(`could not create a consistent development certificate in ${dir}`);
+}
+
+/**
+ * Undoes what ensureDevCertificate() made, for a start that failed after it (address in use): a
+ * pair it generated, then the directories it created, as long as they are empty.
+ */
+export async function removeDevCertificate(dev: DevCertificate): Promise<void> {
+  if (!dev.created) return;
+  await Promise.all([rm(dev.certPath, { force: true }), rm(dev.keyPath, { force: true })]);
+  if (dev.createdDir === undefined) return;
+  for (let dir = dirname(dev.certPath); ; dir = dirname(dir)) {
+    // ENOTEMPTY (another file came meanwhile) or gone: leave the rest.
+    if (!(await rmdir(dir).then(() => true, () => false)) || dir === dev.createdDir || dir === dirname(dir)) return;
+  }
 }
 
 const DEV_CERT: Subject = { owner: 'the development certificate', files: 'the certificate', heading: 'unsafe development certificate' };

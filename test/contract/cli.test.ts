@@ -231,7 +231,11 @@ test('C-2 a start that cannot listen leaves no new development certificate, keep
   const busy = await run(args);
   assert.equal(busy.code, 1, busy.stderr);
   assert.match(busy.stderr, /^httpskit: cannot start: .*EADDRINUSE.*\n$/);
-  assert.deepEqual((await readdir(certDir).catch(() => [])).filter((f) => f.endsWith('.pem')), []);
+  assert.deepEqual(await readdir(certDir).catch((error: NodeJS.ErrnoException) => error.code), 'ENOENT', 'no certificate, nor the directory made for it');
+  const fresh = await run(['--port', port, '--cert-dir', join(dir, 'a', 'b', 'certs'), '--store', join(dir, 'a', 'users.json'), ...FAST]);
+  assert.equal(fresh.code, 1);
+  assert.match(fresh.stderr, /^httpskit: cannot start: .*EADDRINUSE.*\n$/);
+  assert.deepEqual(await readdir(dir).then((names) => names.filter((n) => n === 'a')), [], 'the busy port is found before a store or a certificate directory is made');
   assert.equal(await hasSecret(), true, 'a start without --digest that failed drops no Digest secret');
   // A certificate made by an earlier, successful start stays.
   const { cacert } = await serveInTemp(t, dir, FAST);

@@ -228,6 +228,31 @@ test('H-1 a :path with octets outside visible ASCII is a 400 problem, as HTTP/1.
   assert.deepEqual(JSON.parse(encoded.body), { param1: 'é' }, 'percent-encoded, the same octets are the character');
 });
 
+test('RFC 9113 §8.3.1: an HTTP/2 request whose Host names another host or port than :authority is a 400 problem (logged); a Host that agrees is served', async (t) => {
+  const s = await startService(t);
+  const client = await session(s);
+  t.after(() => client.destroy());
+  const port = new URL(s.url).port;
+  const detail = 'Host, when sent over HTTP/2, must appear once and name the same host and port as :authority (RFC 9113 §8.3.1).';
+  // (A Host that is no host[:port] never reaches the server: nghttp2 drops the field.)
+  for (const host of ['evil.example', `localhost:${Number(port) + 1}`, 'localhost']) {
+    const r = await result(client.request({ ':path': '/api/something.json', ':authority': `localhost:${port}`, host }).end());
+    assert.equal(r.status, 400, host);
+    assert.deepEqual(JSON.parse(r.body), { type: '/problems/bad-request', title: 'Bad Request', status: 400, detail }, host);
+  }
+  // The same entity, as RFC 3986 §6.2 normalises it: case, and the default port of https.
+  for (const [authority, host] of [[`localhost:${port}`, `LocalHost:${port}`], ['localhost', 'localhost:443'], ['LOCALHOST:443', 'localhost:']]) {
+    const r = await result(client.request({ ':path': '/api/something.json?param1=x', ':authority': authority, host }).end());
+    assert.equal(r.status, 200, `${authority} / ${host}`);
+    assert.deepEqual(JSON.parse(r.body), { param1: 'x' });
+  }
+  const plain = await result(client.request({ ':path': '/api/something.json' }).end());
+  assert.equal(plain.status, 200, 'no Host beside :authority, as clients send it');
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  const refused = s.logs.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l['msg'] === 'request refused by the HTTP parser');
+  assert.deepEqual(refused.map((l) => [l['status'], l['code'], l['level']]), Array.from({ length: 3 }, () => [400, 'host', 'warn']));
+});
+
 test('H-1 a silent HTTP/2 connection gets GOAWAY and is closed at the header time-out', async (t) => {
   const headersTimeoutMs = 1_000;
   const s = await startService(t, { headersTimeoutMs });

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { removeTempDir } from '../helpers/tmp.js';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createSelfSignedCertificate, ensureDevCertificate } from '../../lib/tls/dev-cert.js';
+import { createSelfSignedCertificate, ensureDevCertificate, removeDevCertificate } from '../../lib/tls/dev-cert.js';
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
@@ -235,7 +235,7 @@ test('T-2: first call creates the pair (key 0600), second call reuses it', async
   assert.deepEqual((await readdir(dir)).sort(), ['localhost-cert.pem', 'localhost-key.pem'], 'no lock or temporary files left');
 
   const second = await ensureDevCertificate(dir);
-  assert.deepEqual(second, { ...first, created: false });
+  assert.deepEqual(second, { ...first, created: false, createdDir: undefined });
 });
 
 test('T-2: the directory is made private whatever the umask; a key open to others is replaced; a directory others can write is refused', { skip: process.platform === 'win32' ? 'no POSIX modes' : false }, async (t) => {
@@ -380,4 +380,31 @@ test('T-2: an old lock is taken over even if its pid is alive (pid reuse, crash)
 test('T-2: programmer input is checked', async () => {
   await assert.rejects(ensureDevCertificate(''), TypeError);
   await assert.rejects(ensureDevCertificate(tmpdir(), { now: () => Number.NaN }), TypeError);
+});
+
+test('removeDevCertificate undoes a start: the pair it made and the directories it made, never a pair it reused or a directory that was there', async (t) => {
+  const dir = await tempDir(t);
+  const made = await ensureDevCertificate(join(dir, 'a', 'b', 'certs'));
+  assert.equal(made.createdDir, join(dir, 'a'));
+  await removeDevCertificate(made);
+  assert.deepEqual(await readdir(dir), [], 'the pair and the chain a/b/certs are gone');
+
+  const first = await ensureDevCertificate(join(dir, 'certs'));
+  const reused = await ensureDevCertificate(join(dir, 'certs'));
+  assert.equal(reused.created, false);
+  await removeDevCertificate(reused);
+  assert.deepEqual((await readdir(join(dir, 'certs'))).sort(), ['localhost-cert.pem', 'localhost-key.pem'], 'a reused pair stays');
+  await rm(join(dir, 'certs'), { recursive: true });
+
+  const inExisting = await ensureDevCertificate(dir);
+  assert.equal(inExisting.createdDir, undefined);
+  await writeFile(join(dir, 'other.txt'), 'x');
+  await removeDevCertificate(inExisting);
+  assert.deepEqual(await readdir(dir), ['other.txt'], 'a directory that was there stays, with what else it holds');
+
+  const crowded = await ensureDevCertificate(join(dir, 'c', 'certs'));
+  await writeFile(join(dir, 'c', 'note.txt'), 'x');
+  await removeDevCertificate(crowded);
+  assert.deepEqual(await readdir(join(dir, 'c')), ['note.txt'], 'a directory it made that now holds something else stays');
+  assert.equal(first.created, true);
 });
