@@ -2,6 +2,7 @@ import { IncomingMessage } from 'node:http';
 import { Readable } from 'node:stream';
 import { createMemo } from '../memo.js';
 import { HttpError, problem } from './problem.js';
+import { isHttp2Request, type HttpRequest } from './messages.js';
 
 /**
  * Where a body is read from: an HTTP/1.1 request, node:http2's compatibility request, or an HTTP/2
@@ -131,7 +132,8 @@ function continueNow(source: BodySource): void {
  */
 function announcesBody(source: BodySource, declaredLength: string | undefined): boolean {
   const message = source as BodySource & { readonly httpVersionMajor?: number; readonly headers?: Readonly<Record<string, unknown>> };
-  if (!(message instanceof Readable) || message.httpVersionMajor !== 1) return false;
+  // An HTTP/2 stream has no version; through the compatibility API it says 2 (isHttp2Request).
+  if (!(message instanceof Readable) || message.httpVersionMajor === undefined || isHttp2Request(message as HttpRequest)) return false;
   return Number(declaredLength) > 0 || message.headers?.['transfer-encoding'] !== undefined;
 }
 

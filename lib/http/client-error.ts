@@ -172,6 +172,18 @@ export function answerBadHost(res: HttpResponse, extraHeaders: Readonly<Record<s
 }
 
 /**
+ * A request line on an HTTP/1.x connection that names another major version (`HTTP/2.0`,
+ * `HTTP/0.9`, both taken by llhttp) is refused: 400, as L-2 keeps 5xx for overload (RFC 9110
+ * §15.6.6's 505 would be the other choice); the connection closes after it.
+ */
+export function answerOtherVersion(res: ServerResponse, extraHeaders: Readonly<Record<string, string>>, asked: string): void {
+  const detail = `This connection speaks HTTP/1.1 (and 1.0), not the HTTP/${asked} its request line names; HTTP/2 is chosen by TLS ALPN (RFC 9113 §3.2).`;
+  const { body, headers } = problemAnswer(problem(400, 'bad-request', { detail }), extraHeaders);
+  res.shouldKeepAlive = false;
+  res.writeHead(400, headers).end(body);
+}
+
+/**
  * RFC 9113 §8.3.1: whether an HTTP/2 request's Host names another host or port than its
  * `:authority` (compared as RFC 3986 §6.2 normalises them: case, an empty or default port), or is
  * one badHost() refuses. A request with only one of the two is not refused here.

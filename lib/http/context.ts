@@ -1,7 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { IncomingHttpHeaders as Http2Headers, ServerHttp2Stream } from 'node:http2';
 import { readBody, type BodySource } from './body.js';
-import type { HttpRequest } from './messages.js';
+import { isHttp2Request, type HttpRequest } from './messages.js';
 import { clientAddress, type TrustProxy } from './trust-proxy.js';
 
 /**
@@ -64,7 +64,7 @@ export class RequestContext {
     const direct = (req.socket as { encrypted?: boolean }).encrypted === true;
     const original = (req as { originalUrl?: unknown }).originalUrl;
     const target = typeof original === 'string' ? original : (req.url ?? '/');
-    return new RequestContext(req.method ?? 'GET', target, req.headers, req.socket.remoteAddress ?? '', direct, req.httpVersionMajor === 2, req, id, trust, started, base);
+    return new RequestContext(req.method ?? 'GET', target, req.headers, req.socket.remoteAddress ?? '', direct, isHttp2Request(req), req, id, trust, started, base);
   }
 
   /** An HTTP/2 stream and its header block, on a TLS session whose peer is `peer`. */

@@ -72,7 +72,7 @@ export function createDispatcher(options: DispatchOptions): Dispatcher {
   const dispatch = (req: HttpRequest, res: HttpResponse): void => {
     const ctx = RequestContext.fromRequest(req, `${idPrefix}-${(++counter).toString(36)}`, trust, observed ? performance.now() : 0, base);
     // node:http2's compatibility API (service.handler on an HTTP/2 server): as the stream API's.
-    if (req.httpVersionMajor === 2 && !visibleAscii(req.url ?? '')) {
+    if (ctx.http2 && !visibleAscii(req.url ?? '')) {
       deliver(ctx, req, res, errorReply(ctx, notAscii()));
       return;
     }

@@ -4,11 +4,11 @@ import { createServer as createHttpsServer, type Server as HttpsServer } from 'n
 import { Server as NetServer, type AddressInfo, type Socket } from 'node:net';
 import type { SecureContextOptions, Server as TlsServer, TLSSocket } from 'node:tls';
 import { TLS_CIPHERS } from '../tls/ciphers.js';
-import { answerBadHost, answerHeadersTooLarge, answerHostMismatch, badHost, clientErrorHandler, headerListTooLarge, hostDiffersFromAuthority, refuseConnect, refuseConnectStream } from './client-error.js';
+import { answerBadHost, answerHeadersTooLarge, answerHostMismatch, answerOtherVersion, badHost, clientErrorHandler, headerListTooLarge, hostDiffersFromAuthority, refuseConnect, refuseConnectStream } from './client-error.js';
 import type { StreamHandler } from './dispatch.js';
 import { guardSessions, type SessionGuard, type SessionLimits } from './http2-sessions.js';
 import { continueWhenRead } from './body.js';
-import type { RequestHandler } from './messages.js';
+import { isHttp2Request, type RequestHandler } from './messages.js';
 
 export interface ListenerOptions {
   readonly host: string;
@@ -106,7 +106,15 @@ export async function startListeners(options: ListenerOptions, handler: RequestH
   let closing = false;
   /** The handler for a listener whose answers carry `extra` (HSTS on the HTTPS one, T-4). */
   const serveOn = (extra: Readonly<Record<string, string>>): RequestHandler => (req, res) => {
-    if (req.httpVersionMajor === 1) {
+    if (!isHttp2Request(req)) {
+      if (cutOverPipelined(req as IncomingMessage, res as ServerResponse)) return;
+      // An HTTP/1.x connection whose request line says HTTP/2.0 or HTTP/0.9 (llhttp takes both):
+      // refused, rather than served past the checks below as if it were HTTP/2.
+      if (req.httpVersionMajor !== 1) {
+        answerOtherVersion(res as ServerResponse, extra, req.httpVersion);
+        options.onRefusedRequest?.({ status: 400, code: 'version', address: req.socket.remoteAddress ?? '' });
+        return;
+      }
       // llhttp passes a request without Host, with two, or with any value: RFC 9112 §3.2 refuses them.
       if (badHost(req.rawHeaders, req.httpVersionMinor >= 1)) {
         answerBadHost(res, extra);
@@ -114,7 +122,6 @@ export async function startListeners(options: ListenerOptions, handler: RequestH
         return;
       }
       if (closing) (res as ServerResponse).shouldKeepAlive = false;
-      if (cutOverPipelined(req as IncomingMessage, res as ServerResponse)) return;
     }
     handler(req, res);
   };
@@ -140,10 +147,12 @@ export async function startListeners(options: ListenerOptions, handler: RequestH
         peerMaxConcurrentStreams: MAX_CONCURRENT_STREAMS,
       },
       (req, res) => {
-        if (req.httpVersionMajor === 2 && headerListTooLarge(req.rawHeaders, options.maxHeaderBytes)) {
+        // HTTP/2 here only without a stream handler (serveStreams): node:http2's compatibility API.
+        if (!isHttp2Request(req)) serve(req, res);
+        else if (headerListTooLarge(req.rawHeaders, options.maxHeaderBytes)) {
           answerHeadersTooLarge(res as Http2ServerResponse, hsts);
           options.onRefusedRequest?.({ status: 431, code: 'header-list-too-large', address: req.socket.remoteAddress ?? '' });
-        } else if (req.httpVersionMajor === 2 && hostDiffersFromAuthority(req.headers, req.rawHeaders)) {
+        } else if (hostDiffersFromAuthority(req.headers, req.rawHeaders)) {
           answerHostMismatch(res as Http2ServerResponse, hsts);
           options.onRefusedRequest?.({ status: 400, code: 'host', address: req.socket.remoteAddress ?? '' });
         } else serve(req, res);

@@ -3,6 +3,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { connect as tlsConnect } from 'node:tls';
 import { connect as netConnect } from 'node:net';
+import { createServer as createHttpServer } from 'node:http';
 import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createService } from '../../lib/index.js';
@@ -179,6 +180,58 @@ test('RFC 9112 §3.2: an HTTP/1.1 request without Host, any request with two or 
   await new Promise((resolve) => setTimeout(resolve, 50));
   const refused = s.logs.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l['msg'] === 'request refused by the HTTP parser');
   assert.deepEqual(refused.map((l) => [l['status'], l['code']]), Array.from({ length: 2 * refusals.length }, () => [400, 'host']));
+});
+
+test('RFC 9112 §2.3: an HTTP/1.x request line naming HTTP/2.0 or HTTP/0.9 is a 400 problem (logged, the connection closed) on both listeners, never served past the Host and pipelining checks; the process lives', async (t) => {
+  const s = await startService(t, { httpPort: 0 });
+  const port = Number(new URL(s.url).port);
+  const plainPort = Number(new URL(s.httpUrl as string).port);
+  // 600 short fields: under the parser's 16 KiB, over the HTTP/2 header-list count (32 octets a field).
+  const many = Array.from({ length: 600 }, (_, i) => `a${i % 10}: b\r\n`).join('');
+  const asks: Array<[string, string]> = [
+    ['2.0', 'GET /api/something.json HTTP/2.0\r\nHost: a\r\nHost: b\r\n\r\n'],
+    ['2.0', `GET /api/something.json HTTP/2.0\r\nHost: a\r\n${many}\r\n`],
+    ['0.9', 'GET /api/something.json HTTP/0.9\r\nHost: a\r\n\r\n'],
+  ];
+  for (const plain of [false, true]) {
+    for (const [version, raw] of asks) {
+      const out = await exchange(plain ? { port: plainPort } : { port, ca: s.ca }, raw);
+      assert.match(out, /^HTTP\/1\.1 400 /, JSON.stringify(raw.slice(0, 60)));
+      assert.equal(out.match(/^HTTP\/1\.1 /gm)?.length, 1, 'one answer, then the connection is closed');
+      assert.match(out, /\r\nconnection: close\r\n/i);
+      assert.deepEqual(rawProblem(out), {
+        type: '/problems/bad-request',
+        title: 'Bad Request',
+        status: 400,
+        detail: `This connection speaks HTTP/1.1 (and 1.0), not the HTTP/${version} its request line names; HTTP/2 is chosen by TLS ALPN (RFC 9113 §3.2).`,
+      });
+    }
+  }
+  assert.match(await exchange({ port, ca: s.ca }, 'GET /api/something.json HTTP/1.0\r\n\r\n'), /^HTTP\/1\.1 200 /, 'the server lives, and serves HTTP/1.0');
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  const refusals = (): Array<Record<string, unknown>> => s.logs.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l['msg'] === 'request refused by the HTTP parser');
+  assert.deepEqual(refusals().map((l) => [l['status'], l['code'], l['level']]), Array.from({ length: 2 * asks.length }, () => [400, 'version', 'warn']));
+  // Pipelined, keep-alive asked for: one answer; the requests Node parsed meanwhile are refused too,
+  // at most MAX_PIPELINED (32) of them before the connection is cut.
+  const before = refusals().length;
+  const out = await exchange({ port, ca: s.ca }, 'GET /api/something.json HTTP/2.0\r\nHost: a\r\nConnection: keep-alive\r\n\r\n'.repeat(200));
+  assert.equal(out.match(/^HTTP\/1\.1 /gm)?.length, 1);
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  const more = refusals().length - before;
+  t.diagnostic(`${more} refusals logged for 200 pipelined requests`);
+  assert.ok(more >= 1 && more <= 33, `${more} refusals logged for 200 pipelined requests`);
+});
+
+test('A-1 service.handler on an embedder\'s node:http server takes a request line naming HTTP/2.0 as the HTTP/1.x request it is', async (t) => {
+  const service = createService({ store: ':memory:' });
+  const server = createHttpServer(service.handler);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.after(() => new Promise((resolve) => server.close(resolve)));
+  const port = (server.address() as { port: number }).port;
+  const many = Array.from({ length: 600 }, (_, i) => `a${i % 10}: b\r\n`).join('');
+  const out = await exchange({ port }, `GET /api/something.json?param1=x HTTP/2.0\r\nHost: a\r\n${many}\r\n`);
+  assert.match(out, /^HTTP\/1\.1 200 /);
+  assert.ok(out.endsWith('{"param1":"x"}'), out.slice(-100));
 });
 
 // HTTP/1.1 only: headers dribbled on a raw socket (h2: http2.test.ts).
