@@ -1,3 +1,6 @@
+/// <reference types="node" preserve="true" />
+// The reference above is kept in index.d.ts: the declarations use Node's types (Buffer, node:http),
+// and TypeScript 6 and later load no @types package unless a file or the tsconfig asks for it.
 // The public entry point: every export is named here; nothing else is public.
 export { createService } from './service.js';
 export type { Service, UserOperations } from './service.js';

@@ -63,3 +63,19 @@ test('npm pack gives the compiled library, types and the command, and nothing el
   const check = await execFileP(process.execPath, ['check.mjs'], { cwd: app });
   assert.equal(check.stdout.trim(), 'function <r><a>1</a></r>');
 });
+
+test('A-1 the shipped types compile where no @types package loads on its own (TypeScript 6 and later: "types": []), strict and without skipLibCheck', async (t) => {
+  const dir = await tempDir(t);
+  const { mkdir, symlink } = await import('node:fs/promises');
+  // The package as an app sees it (dist/ is built by `npm test`), and @types/node installed beside it.
+  await mkdir(join(dir, 'node_modules'));
+  await symlink(ROOT, join(dir, 'node_modules', 'httpskit'));
+  await symlink(join(ROOT, 'node_modules', '@types'), join(dir, 'node_modules', '@types'));
+  await writeFile(join(dir, 'package.json'), JSON.stringify({ name: 'types-only', private: true, type: 'module' }));
+  await writeFile(join(dir, 'tsconfig.json'), JSON.stringify({ compilerOptions: { strict: true, module: 'nodenext', target: 'ES2022', types: [], skipLibCheck: false, noEmit: true }, include: ['main.ts'] }));
+  // Imports nothing from node:*, so only httpskit's declarations can bring Node's types in.
+  await writeFile(join(dir, 'main.ts'), "import { createService, type Service } from 'httpskit';\nconst service: Service = createService({ store: ':memory:' });\nawait service.close();\n");
+  const tsc = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
+  const result = await execFileP(process.execPath, [tsc, '-p', dir]).then(() => '', (e: { stdout: string }) => e.stdout);
+  assert.equal(result, '');
+});
