@@ -68,9 +68,13 @@ export function createResourceWriteHandlers(o: ResourceWriteOptions): ResourceWr
     return target;
   };
 
-  /** A-7 / RFC 6585: a resource that asks for them refuses a write without If-Match or If-None-Match. */
+  /**
+   * A-7 / RFC 6585: a resource that asks for them refuses a write without If-Match, or a PUT
+   * without If-None-Match: * (create only). Any other If-None-Match guards nothing against a lost
+   * update (a tag the item does not have is always true), so it does not count.
+   */
   const requireConditions = (ctx: RequestContext): void => {
-    if (!requireConditional || ctx.headers['if-match'] !== undefined || ctx.headers['if-none-match'] !== undefined) return;
+    if (!requireConditional || ctx.headers['if-match'] !== undefined || (ctx.method === 'PUT' && ctx.headers['if-none-match']?.trim() === '*')) return;
     throw new HttpError(
       problem(428, 'precondition-required', { detail: 'This resource takes writes only with If-Match (the ETag you read) or If-None-Match: * (to create).' }),
     );
@@ -84,7 +88,12 @@ export function createResourceWriteHandlers(o: ResourceWriteOptions): ResourceWr
    * the answer without them would not be 2xx (§13.2.1). A PUT creates, so its conditions count.
    */
   const current = async (ctx: RequestContext, target: Target, context: ItemLoaderContext, needed: boolean): Promise<{ readonly exists: boolean; readonly value: unknown }> => {
-    if (getItem === undefined) return { exists: false, value: undefined };
+    if (getItem === undefined) {
+      // No item.get: neither the item's tags nor whether it exists can be known, so no condition
+      // can be found true, and the method is not performed (RFC 9110 §13.1.1, §13.1.2).
+      if (ctx.headers['if-match'] !== undefined || ctx.headers['if-none-match'] !== undefined) throw new HttpError(problem(412, 'precondition-failed', { detail: UNCHECKABLE }));
+      return { exists: false, value: undefined };
+    }
     const value = await getItem.call(item, target.name, searchOf(target), context);
     const exists = value !== undefined;
     if (needed && !exists) throw noSuchItem();
@@ -170,6 +179,8 @@ export function createResourceWriteHandlers(o: ResourceWriteOptions): ResourceWr
   }
   return handlers;
 }
+
+const UNCHECKABLE = 'This resource cannot evaluate If-Match or If-None-Match (it has no item.get to read the current value): nothing was done.';
 
 /** What `post` returned, checked: `{ id, value }` with an id that can be a path segment. A wrong shape is the embedder's bug (500). */
 function createdOf(created: unknown, name: string): Created {

@@ -230,7 +230,8 @@ function parseContentTypeOnce(header: string): ContentType | undefined {
     const name = p.slice(0, eq).trim().toLowerCase();
     let value = p.slice(eq + 1).trim();
     if (value.startsWith('"') && value.endsWith('"') && value.length >= 2) value = value.slice(1, -1);
-    if (name === 'charset') charset = value.toLowerCase();
+    // `utf8` names UTF-8 too (the WHATWG Encoding Standard's label), as an Accept range's charset does.
+    if (name === 'charset') charset = value.toLowerCase() === 'utf8' ? 'utf-8' : value.toLowerCase();
   }
   return Object.freeze({ type, charset });
 }

@@ -334,12 +334,45 @@ for (const protocol of WAYS) {
     assertProblem(await s.fetch('/api/books/1', { method: 'PUT', headers: JSON_BODY, body: '{"title":"x"}' }), 428, 'precondition-required');
     assertProblem(await s.fetch('/api/books/1', { method: 'PATCH', headers: { 'content-type': 'application/merge-patch+json' }, body: '{}' }), 428, 'precondition-required');
     assertProblem(await s.fetch('/api/books/1', { method: 'DELETE' }), 428, 'precondition-required');
+    // An If-None-Match other than * on a PUT guards nothing (a tag the item lacks is always true),
+    // and If-None-Match: * creates only: neither makes a PATCH or DELETE conditional.
+    const junk = { 'if-none-match': '"junk"' };
+    assertProblem(await s.fetch('/api/books/1', { method: 'PUT', headers: { ...JSON_BODY, ...junk }, body: '{"title":"x"}' }), 428, 'precondition-required');
+    assertProblem(await s.fetch('/api/books/1', { method: 'PATCH', headers: { 'content-type': 'application/merge-patch+json', ...junk }, body: '{}' }), 428, 'precondition-required');
+    for (const inm of ['"junk"', '*']) assertProblem(await s.fetch('/api/books/1', { method: 'DELETE', headers: { 'if-none-match': inm } }), 428, 'precondition-required');
     assert.deepEqual(lib.calls.slice(before), []);
     const etag = (await s.fetch('/api/books/1')).headers['etag'] as string;
     assert.equal((await s.fetch('/api/books/1', { method: 'PUT', headers: { ...JSON_BODY, 'if-match': etag }, body: '{"title":"x"}' })).status, 200);
     assert.equal((await s.fetch('/api/books/2', { method: 'PUT', headers: { ...JSON_BODY, 'if-none-match': '*' }, body: '{"title":"y"}' })).status, 201);
     // POST creates: it is not a write to an existing item, and needs no condition.
     assert.equal((await s.fetch('/api/books', { method: 'POST', headers: JSON_BODY, body: '{"title":"z"}' })).status, 201);
+  });
+
+  test(`A-7 an item without get cannot evaluate If-Match or If-None-Match: a conditional PUT or DELETE is 412 and nothing runs; unconditional ones run (${protocol})`, async (t) => {
+    const calls: string[] = [];
+    const s = await serve(
+      t,
+      { resources: { logs: { item: { put: (id: string, body: unknown) => (calls.push(`put ${id}`), body), delete: (id: string) => (calls.push(`delete ${id}`), true) } } } },
+      protocol,
+    );
+    for (const condition of [{ 'if-match': '"anything"' }, { 'if-match': '*' }, { 'if-none-match': '*' }, { 'if-none-match': '"x"' }]) {
+      const put = assertProblem(await s.fetch('/api/logs/1', { method: 'PUT', headers: { ...JSON_BODY, ...condition }, body: '{"a":1}' }), 412, 'precondition-failed');
+      assert.match(String(put['detail']), /no item\.get/);
+      assertProblem(await s.fetch('/api/logs/1', { method: 'DELETE', headers: condition }), 412, 'precondition-failed');
+    }
+    assert.deepEqual(calls, []);
+    assert.equal((await s.fetch('/api/logs/1', { method: 'PUT', headers: JSON_BODY, body: '{"a":1}' })).status, 200);
+    assert.equal((await s.fetch('/api/logs/1', { method: 'DELETE' })).status, 204);
+    assert.deepEqual(calls, ['put 1', 'delete 1']);
+  });
+
+  test(`A-5 a JSON body labelled charset=utf8 is UTF-8, as charset=utf-8 (${protocol})`, async (t) => {
+    const lib = library();
+    const s = await start(t, protocol, lib.definition);
+    for (const type of ['application/json;charset=utf8', 'application/json; charset="UTF8"']) {
+      assert.equal((await s.fetch('/api/books', { method: 'POST', headers: { 'content-type': type }, body: '{"title":"é"}' })).status, 201, type);
+    }
+    assertProblem(await s.fetch('/api/books', { method: 'POST', headers: { 'content-type': 'application/json;charset=latin1' }, body: '{"title":"x"}' }), 415, 'unsupported-media-type');
   });
 
   test(`A-7 two clients update one item with the ETag they read, at once: exactly one wins, the other gets 412 (${protocol})`, async (t) => {
