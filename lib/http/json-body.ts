@@ -61,12 +61,34 @@ export async function readJsonBody(req: JsonBodySource, options: JsonBodyOptions
   } catch {
     throw syntaxError(text);
   }
+  // RFC 8259 §6: a number past a double's range would be JSON.parse's ±Infinity, stored and served back as null.
+  if (MAYBE_HUGE.test(text)) {
+    const at = infiniteAt(value);
+    if (at !== undefined) throw badRequest(`The body holds a number too large for a double (beyond ±1.8e308) at ${at === '' ? 'its top' : at}.`, { pointer: at });
+  }
   if (containersAtLeast(text, maxDepth + 1) && deeperThan(value, maxDepth)) {
     // Rare: only then is the text scanned, for the place to show.
     const at = where(text, Math.max(0, nestingTooDeep(text, maxDepth)));
     throw badRequest(`The body nests arrays and objects deeper than ${maxDepth} levels (${at.text}).`, at.members);
   }
   return value;
+}
+
+/** An exponent of two digits or more, or 300 digits in a row: no other JSON number can be past ±1.8e308. */
+const MAYBE_HUGE = /[eE][+]?0*[1-9]\d|\d{300}/;
+
+/** The RFC 6901 pointer of the first number in a parsed value that is not finite, if any. */
+function infiniteAt(value: unknown): string | undefined {
+  const stack: Array<[unknown, string]> = [[value, '']];
+  for (let next = stack.pop(); next !== undefined; next = stack.pop()) {
+    const [v, pointer] = next;
+    if (typeof v === 'number') {
+      if (!Number.isFinite(v)) return pointer;
+    } else if (typeof v === 'object' && v !== null) {
+      for (const key in v) stack.push([(v as Record<string, unknown>)[key], `${pointer}/${key.replaceAll('~', '~0').replaceAll('/', '~1')}`]);
+    }
+  }
+  return undefined;
 }
 
 /**

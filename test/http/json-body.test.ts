@@ -214,3 +214,21 @@ test('A-6 / L-2 any bytes give a value or a 400, never another error', async () 
     { numRuns: 1000 },
   );
 });
+
+test('RFC 8259 §6: a number past a double\'s range is 400 with its JSON pointer, not stored as Infinity and served as null', async () => {
+  const cases: Array<[string, string]> = [
+    ['{"x":1e400}', '/x'],
+    ['{"a":[1,{"b/c~":-2E+308}]}', '/a/1/b~1c~0'],
+    ['1e999', ''],
+    [`{"big":1${'0'.repeat(320)}}`, '/big'],
+    [`{"long":1${'0'.repeat(300)}e10}`, '/long'],
+  ];
+  for (const [body, pointer] of cases) {
+    const e = await refusal(readJsonBody(json(body), JSON_POST));
+    assert.equal(e.problem.status, 400, body.slice(0, 40));
+    assert.equal(e.problem['pointer'], pointer);
+    assert.match(String(e.problem.detail), /too large for a double/);
+  }
+  // In range, an exponent in a string, and an underflow (a number that rounds to 0) are values as JSON.parse gives them.
+  assert.deepEqual(await readJsonBody(json('{"x":1.7976931348623157e308,"y":"e123","z":1e-400,"w":-1e308}'), JSON_POST), { x: 1.7976931348623157e308, y: 'e123', z: 0, w: -1e308 });
+});
