@@ -256,7 +256,8 @@ export function representValue(status: number, target: Target, selection: Chosen
 
 /** The body of `value` as JSON or as XML under the resource's root (N-9..N-11). */
 export function serialize(format: Format, resource: Pick<Resource, 'root' | 'unwrap'>, value: unknown): string {
-  const v = value ?? null;
+  // What JSON.stringify leaves out (undefined, a function, a symbol) is null in both formats.
+  const v = value === undefined || typeof value === 'function' || typeof value === 'symbol' ? null : value;
   if (format === 'json') return JSON.stringify(v) ?? 'null';
   return toXml(v, resource.unwrap === undefined ? { root: resource.root } : { root: resource.root, unwrap: resource.unwrap });
 }

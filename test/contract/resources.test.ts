@@ -366,6 +366,18 @@ for (const protocol of WAYS) {
     assert.deepEqual(calls, ['put 1', 'delete 1']);
   });
 
+  test(`A-2 a value JSON cannot hold (undefined, a function, a symbol) is null in both representations (${protocol})`, async (t) => {
+    const s = await serve(t, { resources: { fn: () => (() => 1) as never, sym: { get: () => Symbol('x') as never, item: { get: () => (() => 1) as never } } } }, protocol);
+    for (const path of ['/api/fn', '/api/sym', '/api/sym/1']) {
+      const asJson = await s.fetch(`${path}.json`);
+      assert.equal(asJson.status, 200, path);
+      assert.equal(asJson.body, 'null');
+      const asXml = await s.fetch(`${path}.xml`);
+      assert.equal(asXml.status, 200, path);
+      assert.match(asXml.body, /^<\?xml version="1\.0" encoding="UTF-8"\?><(fn|sym|item) xmlns:xsi="http:\/\/www\.w3\.org\/2001\/XMLSchema-instance" xsi:nil="true"\/>$/);
+    }
+  });
+
   test(`A-5 a JSON body labelled charset=utf8 is UTF-8, as charset=utf-8 (${protocol})`, async (t) => {
     const lib = library();
     const s = await start(t, protocol, lib.definition);
