@@ -53,7 +53,7 @@ export async function checkStoreFile(path: string, warn?: SafetyWarn): Promise<v
       'fix its mode by hand (chmod 600), or move the store',
     );
   }
-  warn?.(`narrowed the mode of ${path} from ${was} to 0600: users store files must be private (U-1)`, { file: path, was });
+  warn?.(`narrowed the mode of ${path} from ${was} to 0600: users store files must be private`, { file: path, was });
 }
 
 /**

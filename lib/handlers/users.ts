@@ -213,7 +213,7 @@ function conditionsOf(ctx: RequestContext): Expectation | undefined {
 }
 
 function preconditionFailed(): HttpError {
-  return new HttpError(problem(412, 'precondition-failed', { detail: 'The user has changed since you read it (If-Match / If-Unmodified-Since); nothing was done.' }));
+  return new HttpError(problem(412, 'precondition-failed', { detail: 'The user has changed since you read it (If-Match, If-None-Match); nothing was done.' }));
 }
 
 /** R-3's query: `limit` 1..1000 (default 100), `after` (exclusive), `return_type`; each at most once. */

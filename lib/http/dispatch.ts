@@ -106,7 +106,7 @@ export function createDispatcher(options: DispatchOptions): Dispatcher {
     if (lowerBase === mount || lowerBase.startsWith(`${mount}/`)) return undefined;
     return new ServiceError(
       'ERR_INVALID_OPTION',
-      `service.middleware is mounted at "${mountedAt}" but the service's basePath is "${base}": give createService({ basePath: '${mountedAt}' }) the same prefix (A-9)`,
+      `service.middleware is mounted at "${mountedAt}" but the service's basePath is "${base}": give createService({ basePath: '${mountedAt}' }) the same prefix`,
     );
   }
 

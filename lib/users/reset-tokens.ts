@@ -39,7 +39,7 @@ export async function issueResetToken(store: Store, name: string, options: Issue
   const token = randomBytes(TOKEN_BYTES).toString('base64url');
   const hash = sha256(token);
   return store.update(name, (current) => {
-    if (current === undefined) throw new ServiceError('ERR_USER_NOT_FOUND', `no user named ${JSON.stringify(name)}`);
+    if (current === undefined) throw new ServiceError('ERR_USER_NOT_FOUND', `no user ${JSON.stringify(name)}`);
     const at = now();
     const expiresAt = at + ttlMs;
     const live = (current.resetTokens ?? []).filter((t) => t.expiresAt > at);
