@@ -121,7 +121,15 @@ export function createResourceWriteHandlers(o: ResourceWriteOptions): ResourceWr
       const selection = selectFor(selector, target, ctx.headers.accept);
       const body = await readJsonBody(ctx, { limit: maxBodyBytes, types: JSON_TYPES, acceptHeader: 'accept-post' });
       const checked = await check(body);
-      const created = createdOf(await post.call(def, checked, new LoaderContext(name, ctx, authenticate)), name);
+      const context = new LoaderContext(name, ctx, authenticate);
+      // E-4: a POST's conditions are about the collection, as its GET represents it.
+      if (ctx.headers['if-match'] !== undefined || ctx.headers['if-none-match'] !== undefined) {
+        const collection = resource.collection;
+        if (collection === undefined) throw new HttpError(problem(412, 'precondition-failed', { detail: UNCHECKABLE }));
+        const value: unknown = await collection.load(searchOf(target), context);
+        requirePreconditions(ctx.method, ctx.headers, { exists: true, etags: representationEtags(collection, value) });
+      }
+      const created = createdOf(await post.call(def, checked, context), name);
       const segment = bareSegment(String(created.id));
       // The body is the new item: its own links, and Content-Location saying so (RFC 9110 §8.7).
       return representValue(201, itemTargets(segment), selection, shape, created.value ?? null, etagOf, { location: `${itemBase}${segment}`, located: true });
@@ -180,7 +188,7 @@ export function createResourceWriteHandlers(o: ResourceWriteOptions): ResourceWr
   return handlers;
 }
 
-const UNCHECKABLE = 'This resource cannot evaluate If-Match or If-None-Match (it has no item.get to read the current value): nothing was done.';
+const UNCHECKABLE = 'This resource cannot evaluate If-Match or If-None-Match here (it has no get to read the current value): nothing was done.';
 
 /** What `post` returned, checked: `{ id, value }` with an id that can be a path segment. A wrong shape is the embedder's bug (500). */
 function createdOf(created: unknown, name: string): Created {

@@ -65,7 +65,7 @@ export function resourceRoutes(resource: ServedResource, h: ResourceRouteHandler
         id: `post_${name}`,
         summary: `Create an item of ${name} (A-5): 201 with its Location and representation`,
         tags: ['resources'],
-        responses: { ...written('201', `Created: the new item's representation; Location: /api/${name}/{id}.`, true), ...refusals('Accept-Post') },
+        responses: { ...written('201', `Created: the new item's representation; Location: /api/${name}/{id}.`, true), ...refusals('Accept-Post'), '412': R('PreconditionFailed') },
         parameters: [returnType],
         requestBody: { required: true, content: { 'application/json': { schema: body } } },
       },

@@ -357,13 +357,31 @@ for (const protocol of WAYS) {
     );
     for (const condition of [{ 'if-match': '"anything"' }, { 'if-match': '*' }, { 'if-none-match': '*' }, { 'if-none-match': '"x"' }]) {
       const put = assertProblem(await s.fetch('/api/logs/1', { method: 'PUT', headers: { ...JSON_BODY, ...condition }, body: '{"a":1}' }), 412, 'precondition-failed');
-      assert.match(String(put['detail']), /no item\.get/);
+      assert.match(String(put['detail']), /no get/);
       assertProblem(await s.fetch('/api/logs/1', { method: 'DELETE', headers: condition }), 412, 'precondition-failed');
     }
     assert.deepEqual(calls, []);
     assert.equal((await s.fetch('/api/logs/1', { method: 'PUT', headers: JSON_BODY, body: '{"a":1}' })).status, 200);
     assert.equal((await s.fetch('/api/logs/1', { method: 'DELETE' })).status, 204);
     assert.deepEqual(calls, ['put 1', 'delete 1']);
+  });
+
+  test(`E-4 a POST's If-Match and If-None-Match are about the collection as its GET represents it: false is 412 with post not called (${protocol})`, async (t) => {
+    const lib = library();
+    const s = await start(t, protocol, lib.definition);
+    const etag = (await s.fetch('/api/books.xml')).headers['etag'] as string;
+    const body = '{"title":"Emma","year":1815}';
+    for (const condition of [{ 'if-match': '"stale"' }, { 'if-none-match': '*' }, { 'if-none-match': etag }]) {
+      const before = lib.calls.filter((c) => c === 'post').length;
+      assertProblem(await s.fetch('/api/books', { method: 'POST', headers: { ...JSON_BODY, ...condition }, body }), 412, 'precondition-failed');
+      assert.equal(lib.calls.filter((c) => c === 'post').length, before, JSON.stringify(condition));
+    }
+    assert.equal((await s.fetch('/api/books', { method: 'POST', headers: { ...JSON_BODY, 'if-match': etag }, body })).status, 201, 'the ETag of any representation of the collection');
+    assertProblem(await s.fetch('/api/books', { method: 'POST', headers: { ...JSON_BODY, 'if-match': etag }, body }), 412, 'precondition-failed');
+    // Without get the collection cannot be read: a conditional POST is 412, an unconditional one runs.
+    const only = await serve(t, { resources: { inbox: { post: (b: unknown) => ({ id: '1', value: b }) } } }, protocol);
+    assertProblem(await only.fetch('/api/inbox', { method: 'POST', headers: { ...JSON_BODY, 'if-match': '*' }, body }), 412, 'precondition-failed');
+    assert.equal((await only.fetch('/api/inbox', { method: 'POST', headers: JSON_BODY, body })).status, 201);
   });
 
   test(`A-2 a value JSON cannot hold (undefined, a function, a symbol) is null in both representations (${protocol})`, async (t) => {
