@@ -360,7 +360,7 @@ process.stdout.write(JSON.stringify({ created: r.created, cert: r.cert }));`;
 
 test('T-2: a lock left by a dead process is taken over', async (t) => {
   const dir = await tempDir(t);
-  const dead = spawnSync(process.execPath, ['-e', '']).pid;
+  const dead = spawnSync(process.execPath, ['-e', ''], { timeout: PEER_TIMEOUT_MS }).pid;
   await writeFile(join(dir, 'localhost.lock'), `${dead} abandoned\n`);
   const result = await ensureDevCertificate(dir);
   assert.equal(result.created, true);
