@@ -6,7 +6,7 @@
 // current value, If-Match / If-None-Match against it (412), and the method.
 import type { RequestContext } from '../http/context.js';
 import type { Handler } from '../http/dispatch.js';
-import { requirePreconditions } from '../http/preconditions.js';
+import { hasTagConditions, requirePreconditions } from '../http/preconditions.js';
 import { HttpError, problem } from '../http/problem.js';
 import type { Reply } from '../http/reply.js';
 import { strongEtag } from '../representation/etag.js';
@@ -89,16 +89,15 @@ export function createResourceWriteHandlers(o: ResourceWriteOptions): ResourceWr
    */
   const current = async (ctx: RequestContext, target: Target, context: ItemLoaderContext, needed: boolean): Promise<{ readonly exists: boolean; readonly value: unknown }> => {
     if (getItem === undefined) {
-      // No item.get: neither the item's tags nor whether it exists can be known, so no condition
-      // can be found true, and the method is not performed (RFC 9110 §13.1.1, §13.1.2).
-      if (ctx.headers['if-match'] !== undefined || ctx.headers['if-none-match'] !== undefined) throw new HttpError(problem(412, 'precondition-failed', { detail: UNCHECKABLE }));
+      // No item.get: neither the item's tags nor whether it exists can be known.
+      if (hasTagConditions(ctx.headers)) throw uncheckable();
       return { exists: false, value: undefined };
     }
     const value = await getItem.call(item, target.name, searchOf(target), context);
     const exists = value !== undefined;
     if (needed && !exists) throw noSuchItem();
     // The tags cost two serializations and three hashes: made only when a condition asks.
-    if (ctx.headers['if-match'] !== undefined || ctx.headers['if-none-match'] !== undefined) {
+    if (hasTagConditions(ctx.headers)) {
       requirePreconditions(ctx.method, ctx.headers, { exists, etags: exists ? representationEtags(shape, value) : [] });
     }
     return { exists, value };
@@ -123,9 +122,9 @@ export function createResourceWriteHandlers(o: ResourceWriteOptions): ResourceWr
       const checked = await check(body);
       const context = new LoaderContext(name, ctx, authenticate);
       // E-4: a POST's conditions are about the collection, as its GET represents it.
-      if (ctx.headers['if-match'] !== undefined || ctx.headers['if-none-match'] !== undefined) {
+      if (hasTagConditions(ctx.headers)) {
         const collection = resource.collection;
-        if (collection === undefined) throw new HttpError(problem(412, 'precondition-failed', { detail: UNCHECKABLE }));
+        if (collection === undefined) throw uncheckable();
         const value: unknown = await collection.load(searchOf(target), context);
         requirePreconditions(ctx.method, ctx.headers, { exists: true, etags: representationEtags(collection, value) });
       }
@@ -179,7 +178,7 @@ export function createResourceWriteHandlers(o: ResourceWriteOptions): ResourceWr
       const context = new ItemLoaderContext(name, target.name, ctx, authenticate);
       return lock.run(target.name, async () => {
         // Without a condition the current value decides nothing: it is not read.
-        if (ctx.headers['if-match'] !== undefined || ctx.headers['if-none-match'] !== undefined) await current(ctx, target, context, true);
+        if (hasTagConditions(ctx.headers)) await current(ctx, target, context, true);
         if ((await remove.call(item, target.name, context)) === false) throw noSuchItem();
         return NO_CONTENT;
       });
@@ -188,7 +187,10 @@ export function createResourceWriteHandlers(o: ResourceWriteOptions): ResourceWr
   return handlers;
 }
 
-const UNCHECKABLE = 'This resource cannot evaluate If-Match or If-None-Match here (it has no get to read the current value): nothing was done.';
+/** A condition where there is no get to evaluate it against: none can be found true (RFC 9110 §13.1.1, §13.1.2). */
+function uncheckable(): HttpError {
+  return new HttpError(problem(412, 'precondition-failed', { detail: 'This resource cannot evaluate If-Match or If-None-Match here (it has no get to read the current value): nothing was done.' }));
+}
 
 /** What `post` returned, checked: `{ id, value }` with an id that can be a path segment. A wrong shape is the embedder's bug (500). */
 function createdOf(created: unknown, name: string): Created {

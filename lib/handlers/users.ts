@@ -5,7 +5,7 @@
 import { ServiceError } from '../errors.js';
 import { parseContentType, unsupportedBody } from '../http/body.js';
 import type { RequestContext } from '../http/context.js';
-import { evaluatePreconditions } from '../http/preconditions.js';
+import { evaluatePreconditions, hasTagConditions } from '../http/preconditions.js';
 import { HttpError, problem } from '../http/problem.js';
 import { parsePairs } from '../http/query.js';
 import type { Reply } from '../http/reply.js';
@@ -208,7 +208,7 @@ function reply(status: number, headers: Record<string, string>, body: string, et
  */
 function conditionsOf(ctx: RequestContext): Expectation | undefined {
   const h = ctx.headers;
-  if (h['if-match'] === undefined && h['if-none-match'] === undefined) return undefined;
+  if (!hasTagConditions(h)) return undefined;
   return (current) => evaluatePreconditions(ctx.method, h, { exists: true, etags: representationEtags(USER_SHAPE, userView(current)) }) === 'ok';
 }
 

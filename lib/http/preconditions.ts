@@ -14,6 +14,11 @@ export interface ConditionalHeaders {
   readonly 'if-unmodified-since'?: string | undefined;
 }
 
+/** Whether a request carries a condition an entity tag decides (If-Match, If-None-Match). */
+export function hasTagConditions(headers: ConditionalHeaders): boolean {
+  return headers['if-match'] !== undefined || headers['if-none-match'] !== undefined;
+}
+
 /** What the target resource is now. */
 export interface ResourceState {
   /** Whether the target has a current representation (`If-Match: *` is true, `If-None-Match: *` false). */
