@@ -4,7 +4,10 @@ import { UsageError } from './args.js';
 import type { CommandContext } from './command.js';
 import { describe } from './describe.js';
 
-/** `serve` (C-2, C-5, C-6): listen until SIGINT/SIGTERM, then let in-flight requests finish. */
+/**
+ * `serve` (C-2, C-5, C-6): listen until SIGINT/SIGTERM (or, when npm started it, until npm's
+ * process has gone: see whenOrphaned), then let in-flight requests finish.
+ */
 export async function serve(ctx: CommandContext): Promise<void> {
   const cert = ctx.flags.get('cert');
   const key = ctx.flags.get('key');
@@ -35,27 +38,53 @@ export async function serve(ctx: CommandContext): Promise<void> {
   // H-2: SIGHUP re-reads --cert/--key (a refused pair is logged; the old one stays).
   const reload = (): void => void service.reloadCertificate().catch(() => {});
   process.on('SIGHUP', reload);
-  const signal = await (io.stopSignal ?? processSignal());
+  const why = io.stopSignal === undefined ? await stopRequest() : { signal: await io.stopSignal };
   process.off('SIGHUP', reload);
   out.flush();
   const stopping = Date.now();
-  io.stdout.write(JSON.stringify({ time: new Date(stopping).toISOString(), level: 'info', msg: 'stopping', signal }) + '\n');
+  io.stdout.write(JSON.stringify({ time: new Date(stopping).toISOString(), level: 'info', msg: 'stopping', ...why }) + '\n');
   await service.close(10_000);
   out.flush();
   // The last line: every request in flight has been answered (or cut at the grace period) and logged.
   io.stdout.write(JSON.stringify({ time: new Date().toISOString(), level: 'info', msg: 'stopped', durationMs: Date.now() - stopping }) + '\n');
 }
 
-function processSignal(): Promise<string> {
+/** How often a server npm started looks whether its parent has gone. */
+const ORPHAN_CHECK_MS = 500;
+
+/** The first of SIGINT, SIGTERM and (under npm) the end of the process that started the server. */
+function stopRequest(): Promise<{ readonly signal: string } | { readonly reason: string }> {
   return new Promise((resolve) => {
-    const on = (signal: string): void => {
+    const orphaned = whenOrphaned(() => done({ reason: 'the npm process that started the server has ended' }));
+    const on = (signal: string): void => done({ signal });
+    function done(why: { readonly signal: string } | { readonly reason: string }): void {
       process.off('SIGINT', on);
       process.off('SIGTERM', on);
-      resolve(signal);
-    };
+      clearInterval(orphaned);
+      resolve(why);
+    }
     process.on('SIGINT', on);
     process.on('SIGTERM', on);
   });
+}
+
+/**
+ * `npx httpskit serve` and `npm start` run the server as npm's grandchild, under `sh -c`. npm
+ * passes a SIGTERM on to the shell, which ends without passing it on (npm 10 and 11 on Linux): the
+ * server would go on serving with no parent, holding its port, and the next start would fail on
+ * it. So a server npm started (npm sets `npm_lifecycle_event` for both) calls `orphaned` once its
+ * parent has gone. Only then: a server started from a shell and left running on purpose (`nohup`,
+ * `&` and `exit`) also loses its parent, and must go on. On Windows a parent's end does not change
+ * `process.ppid`; nothing is watched there.
+ */
+function whenOrphaned(orphaned: () => void): NodeJS.Timeout | undefined {
+  if (process.env['npm_lifecycle_event'] === undefined || process.platform === 'win32') return undefined;
+  const parent = process.ppid;
+  const timer = setInterval(() => {
+    if (process.ppid !== parent) orphaned();
+  }, ORPHAN_CHECK_MS);
+  timer.unref();
+  return timer;
 }
 
 async function readPem(path: string, what: string): Promise<Buffer> {

@@ -9,7 +9,8 @@ import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { constants as h2 } from 'node:http2';
 import { join } from 'node:path';
 import { readFile, readdir } from 'node:fs/promises';
-import { exited, run, serve } from '../helpers/cli.js';
+import { spawn } from 'node:child_process';
+import { BIN, exited, run, serve } from '../helpers/cli.js';
 import { openH2Session, PROTOCOLS, request } from '../helpers/https.js';
 import { startService } from '../helpers/service.js';
 import { tempDir } from '../helpers/tmp.js';
@@ -184,4 +185,74 @@ for (const protocol of PROTOCOLS) test(`C-5 SIGTERM with --shutdown-delay: /read
   assert.equal(await exited(child), 0);
   assert.ok(performance.now() - started >= 1_450, `exited ${performance.now() - started} ms after SIGTERM`);
   assert.match(output().stdout, /serving on for 1500 ms/);
+});
+
+/** `promise`, or a failure saying `what` when it takes longer than `ms`. */
+async function within(promise: Promise<void>, ms: number, what: () => string): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new assert.AssertionError({ message: what() })), ms);
+  });
+  try {
+    await Promise.race([promise, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * `serve` as npm runs it (`npx httpskit serve`, `npm start`): node under `sh -c`, which npm sends
+ * SIGTERM to and which ends without passing it on. The shell here prints the server's pid and
+ * waits for it, as npm's does; it is killed the same way.
+ */
+async function underShell(t: { after: (fn: () => unknown) => void }, dir: string, npm: boolean) {
+  const env: NodeJS.ProcessEnv = { ...process.env, npm_lifecycle_event: npm ? 'npx' : undefined };
+  for (const key of Object.keys(env)) if (key.startsWith('HTTPSKIT_')) delete env[key];
+  const args = [BIN, 'serve', '--port', '0', '--cert-dir', join(dir, 'certs'), '--store', join(dir, 'users.json')];
+  const shell = spawn('sh', ['-c', '"$0" "$@" & echo "pid $!"; wait', process.execPath, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  shell.stdout.on('data', (d) => (stdout += d));
+  // node keeps the pipe open after the shell has gone: its end is the server's exit.
+  const closed = new Promise<void>((resolve) => shell.stdout.once('close', () => resolve()));
+  const deadline = performance.now() + 20_000;
+  while (!/"listening","url":"([^"]+)"/.test(stdout) || !/^pid (\d+)$/m.test(stdout)) {
+    assert.ok(performance.now() < deadline && shell.exitCode === null, `no listening line: ${stdout}`);
+    await sleep(50);
+  }
+  const url = (/"listening","url":"([^"]+)"/.exec(stdout) as RegExpExecArray)[1] as string;
+  const pid = Number((/^pid (\d+)$/m.exec(stdout) as RegExpExecArray)[1]);
+  t.after(() => {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // gone already
+    }
+  });
+  return { shell, pid, url, closed, stdout: () => stdout, ca: await readFile(join(dir, 'certs', 'localhost-cert.pem')) };
+}
+
+test('C-5 a server npm started (npx, npm start) stops when npm\'s shell is killed and leaves it without a parent: no server left holding the port', { skip: process.platform === 'win32' ? 'a parent\'s end does not show in process.ppid on Windows' : false }, async (t) => {
+  const dir = await tempDir(t);
+  const s = await underShell(t, dir, true);
+  assert.equal((await request(`${s.url}/healthz`, { ca: s.ca })).status, 200);
+  s.shell.kill('SIGTERM');
+  await within(s.closed, 15_000, () => `the server still runs 15 s after its shell was killed: ${s.stdout()}`);
+  const lines = s.stdout().split('\n').filter((line) => line.startsWith('{')).map((line) => JSON.parse(line) as Record<string, unknown>);
+  const stopping = lines.find((line) => line['msg'] === 'stopping');
+  assert.equal(stopping?.['reason'], 'the npm process that started the server has ended');
+  assert.equal(lines.at(-1)?.['msg'], 'stopped');
+  await assert.rejects(request(`${s.url}/healthz`, { ca: s.ca }), (error: NodeJS.ErrnoException) => error.code === 'ECONNREFUSED');
+});
+
+test('C-5 a server not started by npm goes on serving when its shell ends (nohup and & are deliberate)', { skip: process.platform === 'win32' ? 'POSIX shell' : false }, async (t) => {
+  const dir = await tempDir(t);
+  const s = await underShell(t, dir, false);
+  s.shell.kill('SIGTERM');
+  await exited(s.shell);
+  await sleep(1_500);
+  assert.equal((await request(`${s.url}/healthz`, { ca: s.ca })).status, 200);
+  assert.doesNotMatch(s.stdout(), /"stopping"/);
+  process.kill(s.pid, 'SIGTERM');
+  await within(s.closed, 15_000, () => `no exit 15 s after SIGTERM: ${s.stdout()}`);
+  assert.match(s.stdout(), /"msg":"stopping","signal":"SIGTERM"/);
 });
