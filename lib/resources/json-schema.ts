@@ -4,8 +4,9 @@
 // Keywords (JSON Schema Validation 2020-12 §6, Core §10.3): `type` (a name or a list of names, with
 // `integer`), `properties`, `required`, `additionalProperties`, `items` (one schema), `enum`,
 // `const`, `minimum`, `maximum`, `minLength`, `maxLength` (code points), `minItems`, `maxItems`,
-// `pattern` (ECMA-262 with the `u` flag, unanchored); the annotations `$schema` (2020-12 only),
-// `title`, `description`, `default` and `examples` are accepted and do nothing. A schema may also
+// `pattern` (ECMA-262 with the `u` flag, unanchored); the annotations `$schema` (2020-12 only)
+// and the meta-data vocabulary (Validation §9: `title`, `description`, `default`, `examples`,
+// `deprecated`, `readOnly`, `writeOnly`) are accepted and do nothing. A schema may also
 // be `true` or `false` (Core §4.3.2). Anything else is refused when the schema is compiled: a
 // keyword left out silently would let through what its author meant to refuse.
 import { ServiceError } from '../errors.js';
@@ -149,6 +150,11 @@ const KEYWORDS: { readonly [keyword: string]: KeywordCompiler } = {
     if (!Array.isArray(value)) refuse(site, site.keyword, 'must be an array');
     return json(value, site);
   },
+  // A member the server owns (an id, an `updatedAt`): a PATCH's result holds it, as the current
+  // value does. It says so in /openapi.json; it checks nothing (Validation §9.4).
+  deprecated: flag,
+  readOnly: flag,
+  writeOnly: flag,
 
   // Any type (Validation §6.1).
   type: (value, site) => {
@@ -305,6 +311,11 @@ function hasType(value: unknown, wanted: ReadonlySet<TypeName>): boolean {
 
 function text(value: unknown, site: KeywordSite): undefined {
   if (typeof value !== 'string') refuse(site, site.keyword, `must be a string, got ${describe(value)}`);
+  return undefined;
+}
+
+function flag(value: unknown, site: KeywordSite): undefined {
+  if (typeof value !== 'boolean') refuse(site, site.keyword, `must be true or false, got ${describe(value)}`);
   return undefined;
 }
 

@@ -305,3 +305,36 @@ test('A-6 over HTTP/2 a body streamed past the limit is answered 413 and the str
   assert.equal(status, 200);
   assert.deepEqual(calls, []);
 });
+
+test('A-6 a PATCH to an item whose store adds members (id, updatedAt) passes additionalProperties: false when the schema declares them readOnly; without them it is the 422 naming them', async (t) => {
+  const notes = new Map<string, Record<string, unknown>>([['1', { id: '1', text: 'milk', updatedAt: 1 }]]);
+  const definition = (declared: boolean) => ({
+    item: {
+      get: (id: string) => notes.get(id),
+      put: (id: string, body: Record<string, unknown>) => {
+        const stored = { ...body, id, updatedAt: Number(notes.get(id)?.['updatedAt'] ?? 0) + 1 };
+        notes.set(id, stored);
+        return stored;
+      },
+    },
+    schema: {
+      type: 'object',
+      required: ['text'],
+      additionalProperties: false,
+      properties: {
+        text: { type: 'string' },
+        pinned: { type: 'boolean' },
+        ...(declared ? { id: { type: 'string', readOnly: true }, updatedAt: { type: 'integer', readOnly: true } } : {}),
+      },
+    },
+  });
+  const s = await serve(t, { resources: { notes: definition(true), strict: definition(false) } }, 'fetch');
+  const patched = await send(s, 'PATCH', '/api/notes/1', '{"pinned":true}', { 'content-type': 'application/merge-patch+json' });
+  assert.equal(patched.status, 200, patched.body);
+  assert.deepEqual(JSON.parse(patched.body), { id: '1', text: 'milk', pinned: true, updatedAt: 2 });
+  const refused = problemOf(await send(s, 'PATCH', '/api/strict/1', '{"pinned":false}', { 'content-type': 'application/merge-patch+json' }), 422, 'unprocessable');
+  assert.deepEqual((refused['errors'] as { pointer: string }[]).map((e) => e.pointer).sort(), ['/id', '/updatedAt']);
+  const openapi = JSON.parse((await s.fetch('/openapi.json')).body) as { paths: Record<string, Record<string, { requestBody?: { content: Record<string, { schema: { properties: Record<string, unknown> } }> } }>> };
+  const body = openapi.paths['/api/notes/{id}']?.['put']?.requestBody?.content['application/json']?.schema;
+  assert.deepEqual(body?.properties['id'], { type: 'string', readOnly: true });
+});

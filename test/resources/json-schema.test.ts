@@ -145,6 +145,9 @@ const KEYWORD_CASES: Readonly<Record<string, readonly Case[]>> = {
   annotations: [
     [{ $schema: 'https://json-schema.org/draft/2020-12/schema', title: 'Book', description: 'A book', default: {}, examples: [{ a: 1 }], type: 'object' }, {}, []],
     [{ title: 'ignored', default: 'not checked', type: 'integer' }, 'x', ['']],
+    // readOnly, writeOnly, deprecated: the server's members, declared so that a PATCH's result passes additionalProperties: false.
+    [{ type: 'object', properties: { id: { type: 'string', readOnly: true }, secret: { writeOnly: true }, old: { deprecated: true } }, additionalProperties: false }, { id: 'a', secret: 1, old: 2 }, []],
+    [{ type: 'object', properties: { id: { type: 'string', readOnly: true } } }, { id: 7 }, ['/id']],
   ],
   booleans: [
     [true, 'anything', []],
@@ -248,6 +251,7 @@ const REFUSED: ReadonlyArray<readonly [what: string, schema: unknown, pointer: s
   ['a pattern that is not a string', { pattern: /a/ }, '/pattern'],
   ['another dialect', { $schema: 'http://json-schema.org/draft-07/schema#' }, '/$schema'],
   ['a title that is not a string', { title: 1 }, '/title'],
+  ['readOnly that is not a boolean', { properties: { id: { readOnly: 'yes' } } }, '/properties/id/readOnly'],
   ['a schema that is a string', 'object', ''],
   ['a schema that is null', null, ''],
   ['a schema that is an array', [], ''],
