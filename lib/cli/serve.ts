@@ -72,13 +72,15 @@ function stopRequest(): Promise<{ readonly signal: string } | { readonly reason:
  * `npx httpskit serve` and `npm start` run the server as npm's grandchild, under `sh -c`. npm
  * passes a SIGTERM on to the shell, which ends without passing it on (npm 10 and 11 on Linux): the
  * server would go on serving with no parent, holding its port, and the next start would fail on
- * it. So a server npm started (npm sets `npm_lifecycle_event` for both) calls `orphaned` once its
- * parent has gone. Only then: a server started from a shell and left running on purpose (`nohup`,
- * `&` and `exit`) also loses its parent, and must go on. On Windows a parent's end does not change
- * `process.ppid`; nothing is watched there.
+ * it. So a server npm started as the script itself (npm sets `npm_lifecycle_script` for both: the
+ * command, which names this one) calls `orphaned` once its parent has gone. Only then: a server
+ * started from a shell and left running on purpose (`nohup`, `&` and `exit`), or by a script
+ * of another command (a test run under `npm test` that starts servers in the background), also
+ * loses its parent, and must go on. On Windows a parent's end does not change `process.ppid`;
+ * nothing is watched there.
  */
 function whenOrphaned(orphaned: () => void): NodeJS.Timeout | undefined {
-  if (process.env['npm_lifecycle_event'] === undefined || process.platform === 'win32') return undefined;
+  if (!/httpskit/.test(process.env['npm_lifecycle_script'] ?? '') || process.platform === 'win32') return undefined;
   const parent = process.ppid;
   const timer = setInterval(() => {
     if (process.ppid !== parent) orphaned();

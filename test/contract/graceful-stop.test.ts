@@ -205,8 +205,9 @@ async function within(promise: Promise<void>, ms: number, what: () => string): P
  * SIGTERM to and which ends without passing it on. The shell here prints the server's pid and
  * waits for it, as npm's does; it is killed the same way.
  */
-async function underShell(t: { after: (fn: () => unknown) => void }, dir: string, npm: boolean) {
-  const env: NodeJS.ProcessEnv = { ...process.env, npm_lifecycle_event: npm ? 'npx' : undefined };
+async function underShell(t: { after: (fn: () => unknown) => void }, dir: string, npm: { readonly event: string; readonly script: string } | undefined) {
+  // As npm sets them (npx: event `npx`, script `httpskit`); none without npm.
+  const env: NodeJS.ProcessEnv = { ...process.env, npm_lifecycle_event: npm?.event, npm_lifecycle_script: npm?.script };
   for (const key of Object.keys(env)) if (key.startsWith('HTTPSKIT_')) delete env[key];
   const args = [BIN, 'serve', '--port', '0', '--cert-dir', join(dir, 'certs'), '--store', join(dir, 'users.json')];
   const shell = spawn('sh', ['-c', '"$0" "$@" & echo "pid $!"; wait', process.execPath, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -233,7 +234,7 @@ async function underShell(t: { after: (fn: () => unknown) => void }, dir: string
 
 test('C-5 a server npm started (npx, npm start) stops when npm\'s shell is killed and leaves it without a parent: no server left holding the port', { skip: process.platform === 'win32' ? 'a parent\'s end does not show in process.ppid on Windows' : false }, async (t) => {
   const dir = await tempDir(t);
-  const s = await underShell(t, dir, true);
+  const s = await underShell(t, dir, { event: 'npx', script: 'httpskit' });
   assert.equal((await request(`${s.url}/healthz`, { ca: s.ca })).status, 200);
   s.shell.kill('SIGTERM');
   await within(s.closed, 15_000, () => `the server still runs 15 s after its shell was killed: ${s.stdout()}`);
@@ -244,9 +245,12 @@ test('C-5 a server npm started (npx, npm start) stops when npm\'s shell is kille
   await assert.rejects(request(`${s.url}/healthz`, { ca: s.ca }), (error: NodeJS.ErrnoException) => error.code === 'ECONNREFUSED');
 });
 
-test('C-5 a server not started by npm goes on serving when its shell ends (nohup and & are deliberate)', { skip: process.platform === 'win32' ? 'POSIX shell' : false }, async (t) => {
+for (const [how, npm] of [
+  ['from a shell, not by npm (nohup and & are deliberate)', undefined],
+  ['in the background by an npm script of another command (a test run under npm test)', { event: 'test', script: 'node --test' }],
+] as const) test(`C-5 a server started ${how} goes on serving when its shell ends`, { skip: process.platform === 'win32' ? 'POSIX shell' : false }, async (t) => {
   const dir = await tempDir(t);
-  const s = await underShell(t, dir, false);
+  const s = await underShell(t, dir, npm);
   s.shell.kill('SIGTERM');
   await exited(s.shell);
   await sleep(1_500);
