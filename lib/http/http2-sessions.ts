@@ -226,15 +226,14 @@ function release(watched: Watched): void {
 
 export function guardSessions(server: Http2SecureServer, limits: SessionLimits): SessionGuard {
   const sessions = new Set<ServerHttp2Session>();
-  // Each TLS connection by its peer's address and port, until its session takes it (prepended: it
-  // runs before node:http2 makes the session from it, in the same listener call).
-  const connections = new Map<string, Socket>();
+  // The TLS connection node:http2 is making a session of: its 'secureConnection' listener emits
+  // 'session' synchronously, between this prepended listener and the one appended after it.
+  let arriving: Socket | undefined;
   server.prependListener('secureConnection', (socket: Socket) => {
-    const key = peerKey(socket);
-    connections.set(key, socket);
-    socket.once('close', () => {
-      if (connections.get(key) === socket) connections.delete(key);
-    });
+    arriving = socket;
+  });
+  server.on('secureConnection', () => {
+    arriving = undefined;
   });
   const maxUnsentBytes = limits.maxUnsentBytes ?? DEFAULT_MAX_UNSENT_BYTES;
   const budget: Budget = {
@@ -251,10 +250,7 @@ export function guardSessions(server: Http2SecureServer, limits: SessionLimits):
 
   server.on('session', (session: ServerHttp2Session) => {
     sessions.add(session);
-    const key = peerKey(session.socket);
-    const socket = connections.get(key);
-    connections.delete(key);
-    if (socket !== undefined) socketOf.set(session, socket);
+    if (arriving !== undefined) socketOf.set(session, arriving);
     const streams = new Map<ServerHttp2Stream, Watched>();
     const watch: Watch = { session, streams, maxUnsentBytes, budget, held: 0, narrowed: false };
     watches.set(session, watch);
@@ -318,10 +314,6 @@ export function guardSessions(server: Http2SecureServer, limits: SessionLimits):
 
 /** The TLS socket under a session: `session.socket` is a proxy whose destroy() node:http2 refuses. */
 const socketOf = new WeakMap<ServerHttp2Session, Socket>();
-
-function peerKey(socket: { readonly remoteAddress?: string | undefined; readonly remotePort?: number | undefined }): string {
-  return `${socket.remoteAddress ?? ''} ${socket.remotePort ?? ''}`;
-}
 
 /** Destroys a session, and its connection with it (cutSocketLater). */
 function destroySession(session: ServerHttp2Session): void {

@@ -10,6 +10,7 @@ import { constants as h2 } from 'node:http2';
 import { join } from 'node:path';
 import { readFile, readdir } from 'node:fs/promises';
 import { spawn } from 'node:child_process';
+import { withTimeout } from '../../lib/with-timeout.js';
 import { BIN, exited, run, serve } from '../helpers/cli.js';
 import { openH2Session, PROTOCOLS, request } from '../helpers/https.js';
 import { startService } from '../helpers/service.js';
@@ -187,19 +188,6 @@ for (const protocol of PROTOCOLS) test(`C-5 SIGTERM with --shutdown-delay: /read
   assert.match(output().stdout, /serving on for 1500 ms/);
 });
 
-/** `promise`, or a failure saying `what` when it takes longer than `ms`. */
-async function within(promise: Promise<void>, ms: number, what: () => string): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new assert.AssertionError({ message: what() })), ms);
-  });
-  try {
-    await Promise.race([promise, late]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
 /**
  * `serve` as npm runs it (`npx httpskit serve`, `npm start`): node under `sh -c`, which npm sends
  * SIGTERM to and which ends without passing it on. The shell here prints the server's pid and
@@ -237,7 +225,7 @@ test('C-5 a server npm started (npx, npm start) stops when npm\'s shell is kille
   const s = await underShell(t, dir, { event: 'npx', script: 'httpskit' });
   assert.equal((await request(`${s.url}/healthz`, { ca: s.ca })).status, 200);
   s.shell.kill('SIGTERM');
-  await within(s.closed, 15_000, () => `the server still runs 15 s after its shell was killed: ${s.stdout()}`);
+  await withTimeout(s.closed, 15_000).catch(() => assert.fail(`the server still runs 15 s after its shell was killed: ${s.stdout()}`));
   const lines = s.stdout().split('\n').filter((line) => line.startsWith('{')).map((line) => JSON.parse(line) as Record<string, unknown>);
   const stopping = lines.find((line) => line['msg'] === 'stopping');
   assert.equal(stopping?.['reason'], 'the npm process that started the server has ended');
@@ -257,6 +245,6 @@ for (const [how, npm] of [
   assert.equal((await request(`${s.url}/healthz`, { ca: s.ca })).status, 200);
   assert.doesNotMatch(s.stdout(), /"stopping"/);
   process.kill(s.pid, 'SIGTERM');
-  await within(s.closed, 15_000, () => `no exit 15 s after SIGTERM: ${s.stdout()}`);
+  await withTimeout(s.closed, 15_000).catch(() => assert.fail(`no exit 15 s after SIGTERM: ${s.stdout()}`));
   assert.match(s.stdout(), /"msg":"stopping","signal":"SIGTERM"/);
 });
