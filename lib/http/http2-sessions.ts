@@ -50,6 +50,9 @@ export const DEFAULT_MAX_UNSENT_BYTES_TOTAL = 64 * 1024 * 1024;
  */
 export const STREAM_BYTES = 8 * 1024;
 
+/** RFC 9113 §6.9.2: a stream's flow-control window unless SETTINGS say otherwise (node:http2's too). */
+const DEFAULT_WINDOW_BYTES = 65_535;
+
 export interface SessionGuard {
   /** GOAWAY to every session (open streams may finish), then destroy what is left after `graceMs`. */
   close(graceMs: number): Promise<void>;
@@ -87,6 +90,10 @@ interface Watched {
   seenSince: number;
   /** Its body's bytes, counted in the budget (with STREAM_BYTES) until the stream closes. */
   body: number;
+  /** What its request's body may hold in the server (inbound), counted in the budget likewise; see chargeInbound. */
+  inbound: number;
+  /** Its request's body is discarded unread (discardUnreadBody): it holds nothing more. */
+  discarded: boolean;
   /** Given back (its stream or its session closed). */
   released: boolean;
   /** Its session's. */
@@ -102,6 +109,8 @@ interface Watch {
   held: number;
   /** Told SETTINGS_MAX_CONCURRENT_STREAMS 1 while the budget is full (Budget). */
   narrowed: boolean;
+  /** The flow-control window each of the session's streams opens to its peer: what a body nobody reads may leave waiting. */
+  readonly window: number;
 }
 
 /**
@@ -211,13 +220,54 @@ function chargeBody(watched: Watched, bytes: number): true {
   return true;
 }
 
+/**
+ * Counts `bytes` more of what `watched`'s request body may hold. node:http2 keeps what arrives on a
+ * stream until it is read, up to the stream's window (64 KiB by default): a body nobody reads (a
+ * GET's, or a body waiting for its authentication) holds that much, and one being read holds what
+ * its reader took so far (readBody). So a stream with a body counts for its window from the start,
+ * and for what its reader took at each check: a hostile review had 80 connections of 100 GETs, each
+ * followed by 64 KiB of DATA behind a window that never opened, take RSS from 60 to 655 MB while
+ * each such stream counted for STREAM_BYTES alone.
+ */
+function chargeInbound(watched: Watched, bytes: number): void {
+  if (watched.released) return;
+  watched.inbound += bytes;
+  charge(watched, bytes);
+}
+
+/**
+ * L-2, RFC 9113 §8.1: a response is under way and nobody has read its request's body (a GET sent
+ * with one, a request refused before its body was read). What arrives is discarded and its count in
+ * the budget given back; once the response is out, a client still sending is asked to stop with
+ * RST_STREAM(NO_ERROR). node:http discards such a body over HTTP/1.1, and node:http2 closes such a
+ * stream by itself only once the response is out, keeping what arrives until then: up to the
+ * stream's window for as long as a reader that takes nothing holds the response.
+ */
+export function discardUnreadBody(stream: ServerHttp2Stream): void {
+  if (stream.endAfterHeaders || stream.readableEnded || stream.readableFlowing !== null) return;
+  stream.resume();
+  const watched = watches.get(stream.session as ServerHttp2Session)?.streams.get(stream);
+  if (watched !== undefined && !watched.released && !watched.discarded) {
+    watched.discarded = true;
+    const { watch } = watched;
+    watch.held -= watched.inbound;
+    watch.budget.held -= watched.inbound;
+    watched.inbound = 0;
+  }
+  // Not before: a body written in pieces (send-body.ts) is not ended yet, and a stream closed now
+  // would lose the rest of it.
+  stream.once('finish', () => {
+    if (!stream.closed && !stream.readableEnded) stream.close(constants.NGHTTP2_NO_ERROR);
+  });
+}
+
 /** Gives back what `watched`'s stream counted for in the budget, once. */
 function release(watched: Watched): void {
   if (watched.released) return;
   watched.released = true;
   const { watch } = watched;
   const { budget } = watch;
-  const bytes = STREAM_BYTES + watched.body;
+  const bytes = STREAM_BYTES + watched.body + watched.inbound;
   watch.held -= bytes;
   budget.held -= bytes;
   budget.streams--;
@@ -252,7 +302,7 @@ export function guardSessions(server: Http2SecureServer, limits: SessionLimits):
     sessions.add(session);
     if (arriving !== undefined) socketOf.set(session, arriving);
     const streams = new Map<ServerHttp2Stream, Watched>();
-    const watch: Watch = { session, streams, maxUnsentBytes, budget, held: 0, narrowed: false };
+    const watch: Watch = { session, streams, maxUnsentBytes, budget, held: 0, narrowed: false, window: session.localSettings.initialWindowSize ?? DEFAULT_WINDOW_BYTES };
     watches.set(session, watch);
     let idle: NodeJS.Timeout | undefined;
     let check: NodeJS.Timeout | undefined;
@@ -273,8 +323,10 @@ export function guardSessions(server: Http2SecureServer, limits: SessionLimits):
     });
     session.on('stream', (stream: ServerHttp2Stream, _headers: unknown, flags: number) => {
       const now = performance.now();
-      const watched: Watched = { started: now, complete: (flags & constants.NGHTTP2_FLAG_END_STREAM) !== 0, unsent: 0, since: now, cut: undefined, seen: 0, seenSince: now, body: 0, released: false, watch };
+      const watched: Watched = { started: now, complete: (flags & constants.NGHTTP2_FLAG_END_STREAM) !== 0, unsent: 0, since: now, cut: undefined, seen: 0, seenSince: now, body: 0, inbound: 0, discarded: false, released: false, watch };
       charge(watched, STREAM_BYTES);
+      // A body follows: what it may leave waiting unread is counted from the start (chargeInbound).
+      if (!watched.complete) chargeInbound(watched, watch.window);
       budget.streams++;
       if (!watched.complete) stream.once('end', () => (watched.complete = true));
       if (streams.size === 0) {
@@ -379,6 +431,11 @@ function checkStreams(session: ServerHttp2Session, watch: Watch, timeoutMs: numb
         return;
       }
       continue;
+    }
+    // What a reader took of the body beyond the window counted from the start (chargeInbound).
+    if (!watched.discarded && watched.inbound > 0) {
+      const more = watch.window + bodyBytesTaken(stream) - watched.inbound;
+      if (more > 0) chargeInbound(watched, more);
     }
     if (!watched.complete) {
       if (now - watched.started >= timeoutMs || (crowded && requestSilent(stream, watched, now))) stalled.push(stream);

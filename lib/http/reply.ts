@@ -3,7 +3,7 @@ import type { OutgoingHttpHeader, ServerResponse } from 'node:http';
 import type { Http2ServerResponse, OutgoingHttpHeaders, ServerHttp2Stream } from 'node:http2';
 import type { Socket } from 'node:net';
 import type { RequestContext } from './context.js';
-import { mayHoldUnsent } from './http2-sessions.js';
+import { discardUnreadBody, mayHoldUnsent } from './http2-sessions.js';
 import type { HttpResponse } from './messages.js';
 import { sendBody } from './send-body.js';
 
@@ -123,6 +123,7 @@ export function writeStreamReply(ctx: RequestContext, stream: ServerHttp2Stream,
   } else {
     stream.respond(headers);
     sendBody(stream, body);
+    discardUnreadBody(stream);
   }
   if (reply.close === true) stream.close(h2.NGHTTP2_NO_ERROR);
   return status;
