@@ -515,7 +515,9 @@ async function openHttp(core: Core, config: Config, log: Logger, metrics: Metric
             if (!(await store.issuance.take(name, RESET_TOKENS_PER_HOUR, 3_600_000))) return;
             await users.issueResetToken(name); // delivered through onResetToken (`issued` above, tracked too)
           } catch (error) {
-            log.error('reset token request failed', error);
+            // P-12: the user holds the most live tokens already; earlier ones stay good.
+            if (error instanceof ServiceError && error.code === 'ERR_RESET_TOKEN_LIMIT') log.warn('reset token not issued: the user holds the most live tokens allowed', { name });
+            else log.error('reset token request failed', error);
           }
         })(),
       ),

@@ -9,7 +9,7 @@ export interface IssueOptions {
   /** Lifetime of the token. @default 15 minutes */
   ttlMs?: number;
   now?: () => number;
-  /** Live tokens kept per user; issuing one more drops the oldest. @default 5 */
+  /** Live tokens a user may hold; one more is refused (ERR_RESET_TOKEN_LIMIT), never an earlier one dropped (P-12). @default MAX_LIVE_TOKENS */
   maxPerUser?: number;
 }
 
@@ -18,16 +18,23 @@ export interface IssuedToken {
   readonly expiresAt: number;
 }
 
+/** P-12: the live reset tokens a user may hold at once by default (HTTP issues at most 3 an hour). */
+export const MAX_LIVE_TOKENS = 5;
+
 const TOKEN_BYTES = 32;
 const DEFAULT_TTL_MS = 15 * 60 * 1000;
 const MAX_TTL_MS = 24 * 60 * 60 * 1000;
 // base64url of 32 bytes is 43 characters; anything else cannot be one of ours.
 const TOKEN_SHAPE = /^[A-Za-z0-9_-]{43}$/;
 
-/** Issues a reset token for an existing user. ERR_USER_NOT_FOUND when there is none. */
+/**
+ * Issues a reset token for an existing user: ERR_USER_NOT_FOUND when there is none, and
+ * ERR_RESET_TOKEN_LIMIT when the user already holds `maxPerUser` live tokens (P-12: issuing never
+ * invalidates an earlier one, so one must be used or expire first).
+ */
 export async function issueResetToken(store: Store, name: string, options: IssueOptions = {}): Promise<IssuedToken> {
   const ttlMs = options.ttlMs ?? DEFAULT_TTL_MS;
-  const maxPerUser = options.maxPerUser ?? 5;
+  const maxPerUser = options.maxPerUser ?? MAX_LIVE_TOKENS;
   const now = options.now ?? Date.now;
   if (!Number.isSafeInteger(ttlMs) || ttlMs < 1 || ttlMs > MAX_TTL_MS) {
     throw new ServiceError('ERR_INVALID_OPTION', `ttlMs must be an integer from 1 to ${MAX_TTL_MS} (24 hours), got ${String(ttlMs)}`);
@@ -43,7 +50,14 @@ export async function issueResetToken(store: Store, name: string, options: Issue
     const at = now();
     const expiresAt = at + ttlMs;
     const live = (current.resetTokens ?? []).filter((t) => t.expiresAt > at);
-    const tokens: ResetTokenRecord[] = [...live, { hash, expiresAt }].slice(-maxPerUser);
+    if (live.length >= maxPerUser) {
+      const first = Math.min(...live.map((t) => t.expiresAt));
+      throw new ServiceError(
+        'ERR_RESET_TOKEN_LIMIT',
+        `"${name}" already holds ${live.length} live reset tokens, the most allowed; another can be issued once one is used or expires (the first at ${new Date(first).toISOString()})`,
+      );
+    }
+    const tokens: ResetTokenRecord[] = [...live, { hash, expiresAt }];
     return { next: { ...current, resetTokens: tokens }, result: { token, expiresAt } };
   });
 }

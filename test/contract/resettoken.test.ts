@@ -179,3 +179,19 @@ test('P-12 / C-5 a delivery still running when close() is called (an asynchronou
   await s.service.close(5_000);
   assert.deepEqual(delivered, ['gina'], 'the delivery had finished when close() returned');
 });
+
+for (const protocol of PROTOCOLS) test(`P-12 a user who holds the most live tokens (5) is issued none over HTTP: still 202, the log says so, and every earlier token still works (${protocol})`, async (t) => {
+  const events: ResetTokenEvent[] = [];
+  const s = await started(t, protocol, events);
+  for (let i = 0; i < 5; i++) await s.service.users.issueResetToken('gina');
+  await settled(events, 5);
+  const r = await ask(s, 'gina');
+  assert.equal(r.status, 202);
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  assert.equal(events.length, 5, 'nothing more delivered');
+  assert.ok(s.logs.some((l) => l.includes('reset token not issued: the user holds the most live tokens allowed') && l.includes('"level":"warn"')), s.logs.join('\n'));
+  assert.ok(!s.logs.some((l) => l.includes('"level":"error"')), 'not an error');
+  // Issuing never cancelled one: the first still sets the password.
+  const put = await s.fetch('/user/gina/password', { method: 'PUT', headers: { authorization: `Bearer ${events[0]?.token ?? ''}`, 'content-type': 'text/plain' }, body: 'quartz-reset-passphrase-9' });
+  assert.equal(put.status, 204);
+});

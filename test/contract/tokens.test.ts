@@ -86,6 +86,22 @@ for (const protocol of PROTOCOLS) test(`P-9 a token issued by the CLI works agai
   assert.equal((await bearerPut(s, 'gina', r.stdout.trim(), 'quartz-cli-token-passphrase')).status, 204);
 });
 
+test('P-12 `user reset-token` for a user who holds the most live tokens (5) exits non-zero, printing no token, and says when one expires; the earlier tokens still work', async (t) => {
+  const s = await startService(t, {});
+  await s.service.users.add('gina', PW);
+  const tokens: string[] = [];
+  for (let i = 0; i < 5; i++) {
+    const r = await run(['reset-token', 'gina', '--store', s.store]);
+    assert.equal(r.code, 0, r.stderr);
+    tokens.push(r.stdout.trim());
+  }
+  const sixth = await run(['reset-token', 'gina', '--store', s.store]);
+  assert.notEqual(sixth.code, 0);
+  assert.equal(sixth.stdout, '', 'no token printed');
+  assert.match(sixth.stderr, /"gina" already holds 5 live reset tokens.*expires \(the first at \d{4}-\d\d-\d\dT/);
+  assert.equal((await bearerPut(s, 'gina', tokens[0] as string, 'quartz-cli-token-passphrase')).status, 204);
+});
+
 for (const protocol of PROTOCOLS) test(`A-4 onResetToken and onPasswordChanged fire for every route; a failing hook changes nothing (${protocol})`, async (t) => {
   const tokens: ResetTokenEvent[] = [];
   const changes: PasswordChangedEvent[] = [];

@@ -74,13 +74,36 @@ for (const [label, make] of notTokens) {
   });
 }
 
-test('P-9: at most maxPerUser live tokens; issuing one more drops the oldest', async (t) => {
+test('P-12: at most maxPerUser live tokens; one more is refused (ERR_RESET_TOKEN_LIMIT) and every earlier one stays good; once one is used or expired another is issued', async (t) => {
+  const { store } = await storeWith(t, 'alice');
+  let now = Date.now();
+  const clock = { now: () => now };
+  const tokens: string[] = [];
+  for (let i = 0; i < 3; i++) tokens.push((await issueResetToken(store, 'alice', { maxPerUser: 3, ttlMs: 10 * MINUTE - i * MINUTE, ...clock })).token);
+  await assert.rejects(issueResetToken(store, 'alice', { maxPerUser: 3, ...clock }), (error: Error & { code?: string }) => {
+    assert.equal(error.code, 'ERR_RESET_TOKEN_LIMIT');
+    // The first to expire is the third (8 minutes).
+    assert.match(error.message, new RegExp(`"alice" already holds 3 live reset tokens.*${new Date(now + 8 * MINUTE).toISOString()}`));
+    return true;
+  });
+  assert.equal((await store.get('alice'))?.resetTokens?.length, 3);
+  // Used: room for one more.
+  assert.equal(await consumeResetToken(store, 'alice', tokens[0]!, clock), true);
+  tokens.push((await issueResetToken(store, 'alice', { maxPerUser: 3, ...clock })).token);
+  await assert.rejects(issueResetToken(store, 'alice', { maxPerUser: 3, ...clock }), { code: 'ERR_RESET_TOKEN_LIMIT' });
+  // Expired: room again, and the expired one is gone.
+  now += 8 * MINUTE;
+  tokens.push((await issueResetToken(store, 'alice', { maxPerUser: 3, ...clock })).token);
+  assert.equal(await consumeResetToken(store, 'alice', tokens[2]!, clock), false, 'expired');
+  for (const token of [tokens[1]!, tokens[3]!, tokens[4]!]) assert.equal(await consumeResetToken(store, 'alice', token, clock), true);
+});
+
+test('P-12: by default a user holds at most 5 live tokens', async (t) => {
   const { store } = await storeWith(t, 'alice');
   const tokens: string[] = [];
-  for (let i = 0; i < 4; i++) tokens.push((await issueResetToken(store, 'alice', { maxPerUser: 3 })).token);
-  assert.equal((await store.get('alice'))?.resetTokens?.length, 3);
-  assert.equal(await consumeResetToken(store, 'alice', tokens[0]!), false);
-  for (const token of tokens.slice(1)) assert.equal(await consumeResetToken(store, 'alice', token), true);
+  for (let i = 0; i < 5; i++) tokens.push((await issueResetToken(store, 'alice')).token);
+  await assert.rejects(issueResetToken(store, 'alice'), { code: 'ERR_RESET_TOKEN_LIMIT' });
+  for (const token of tokens) assert.equal(await consumeResetToken(store, 'alice', token), true);
 });
 
 test('P-7: clearing resetTokens in the password-change update kills every outstanding token', async (t) => {
