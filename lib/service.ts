@@ -1,12 +1,11 @@
-import { readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { createAuthenticator } from './auth/authenticate.js';
 import { computeHA1, createDigestAuth } from './auth/digest.js';
 import { computeUserhash } from './auth/digest-hash.js';
 import { digestKeyLoader, type DigestKey } from './auth/digest-key.js';
-import { digestKeyFingerprint } from './auth/digest-vault.js';
 import { resolveConfig, type Config, type ServiceOptions } from './config.js';
 import { ServiceError } from './errors.js';
+import { settingsDifferences } from './store/shared-settings.js';
 import { createPasswordHandlers, requireTransport } from './handlers/password.js';
 import { createCallerAuthenticator, requireHttps } from './handlers/caller.js';
 import { createResetTokenRequestHandler } from './handlers/reset-token-request.js';
@@ -111,6 +110,8 @@ interface Core {
   readonly realm: string;
   /** The Digest key, loaded on first use; undefined while Digest is off. */
   readonly digestKey: (() => Promise<DigestKey>) | undefined;
+  /** S-4: the settings the store's servers used when it was opened (followed instead of the configuration's), if any. */
+  readonly recorded: SharedSettings | undefined;
   readonly track: (task: Promise<void>) => Promise<void>;
   /** Settles when the work started after an answer (P-12's issuance and delivery) has finished. */
   readonly detachedDone: () => Promise<void>;
@@ -280,19 +281,20 @@ export function createService(options: ServiceOptions = {}): Service {
       let { cert, key } = (await preflight(config)) ?? {};
       const { store, users } = await ready(true);
       // S-4: on a database the first server records the settings and every later one must agree;
-      // none drops the cluster's Digest secrets to suit itself.
-      await store.settings?.agree(await wantedSettings(config));
-      await users.warmUp();
+      // on a file store, every server running on it. None drops the others' Digest secrets.
+      const { recorded, digestKey } = await opened(true);
+      const agreed = await agreeOnSettings(store, recorded, wantedSettings(config, await digestKey?.()));
       let dev: DevCertificate | undefined;
-      if (cert === undefined || key === undefined) {
-        dev = await ensureDevCertificate(config.certDir);
-        ({ cert, key } = dev);
-        log.warn('using a DEVELOPMENT certificate for localhost, 127.0.0.1 and ::1: pass --cert and --key in production', {
-          certPath: dev.certPath,
-          created: dev.created,
-        });
-      }
       try {
+        await users.warmUp();
+        if (cert === undefined || key === undefined) {
+          dev = await ensureDevCertificate(config.certDir);
+          ({ cert, key } = dev);
+          log.warn('using a DEVELOPMENT certificate for localhost, 127.0.0.1 and ::1: pass --cert and --key in production', {
+            certPath: dev.certPath,
+            created: dev.created,
+          });
+        }
         listeners = await startListeners(
           {
             ...config,
@@ -319,11 +321,14 @@ export function createService(options: ServiceOptions = {}): Service {
         listeners = undefined;
         // A start that fails (address in use, not ours) leaves no new certificate, nor its directory, behind.
         if (dev !== undefined) await removeDevCertificate(dev);
+        // Nor a file store's record of a server running: the others need not agree with it.
+        await store.settings?.leave().catch(() => undefined);
         throw error;
       }
-      // Only a server that did start drops them: a second start on a busy port must not wipe
-      // the secrets of the Digest server already running there.
-      if (!config.digest && store.settings === undefined) await dropDigestSecrets(store);
+      // P-10: the Digest secrets exist only while Digest is on. Only a server that did start, and
+      // that no other server agreed with, drops them: a second start on a busy port, or beside a
+      // running server, must not wipe the secrets a running Digest server needs.
+      if (!config.digest && agreed !== 'agreed') await dropDigestSecrets(store);
       // H-2: the files are watched; a development certificate (no files) is not.
       if (config.certFile !== undefined && config.keyFile !== undefined) {
         certWatcher = watchCertificatePair(config.certFile, config.keyFile, config.certPollIntervalMs, () => void reloadCertificate().catch(() => {}));
@@ -472,7 +477,7 @@ async function openCore(config: Config, log: Logger, gate: HashGate, metrics: Me
   const detachedDone = async (): Promise<void> => {
     while (detached.size > 0) await Promise.all(detached);
   };
-  return { store, users, realm, digestKey, track, detachedDone };
+  return { store, users, realm, digestKey, recorded, track, detachedDone };
 }
 
 /** What HTTP requests need besides the core: the authenticator (with the Digest key, when on) and the handlers. */
@@ -535,14 +540,31 @@ function deepFreeze<T>(value: T): T {
 }
 
 
-/** S-4: what this server's configuration says about the settings instances must share. */
-async function wantedSettings(config: Config): Promise<SharedSettings> {
+/** S-4: what this server's configuration says about the settings instances must share (`key`: the Digest key it uses). */
+function wantedSettings(config: Config, key: DigestKey | undefined): SharedSettings {
   return {
     realm: config.realm,
     digest: config.digest,
-    digestKeyFingerprint: config.digest ? digestKeyFingerprint(await readFile(config.digestKeyFile)) : null,
+    digestKeyFingerprint: config.digest && key !== undefined ? key.fingerprint : null,
     minPasswordLength: config.minPasswordLength,
   };
+}
+
+/**
+ * S-4 at a server's start: the store's servers agree with `wanted` (SettingsLedger.agree). The
+ * service was opened following `recorded`, the settings its store's servers used then: if those
+ * differ from `wanted` (a file store's other server has stopped since), it refuses too, rather
+ * than serve with settings it would not record.
+ */
+async function agreeOnSettings(store: Store, recorded: SharedSettings | undefined, wanted: SharedSettings): Promise<'recorded' | 'agreed' | undefined> {
+  if (store.settings === undefined) return undefined;
+  const agreed = await store.settings.agree(wanted);
+  const differences = recorded === undefined ? [] : settingsDifferences(recorded, wanted, 'the servers it followed when it opened the store', 'this one');
+  if (differences.length > 0) {
+    await store.settings.leave();
+    throw new ServiceError('ERR_STORE_SETTINGS', `this server's settings differ from those of the store's servers (S-4) — ${differences.join('; ')}; start it again`);
+  }
+  return agreed;
 }
 
 /**

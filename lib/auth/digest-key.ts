@@ -11,7 +11,7 @@ export interface DigestKeyOptions {
   /** A random key kept in memory, for a store that writes no file (U-6). */
   readonly inMemory: boolean;
   /**
-   * The fingerprint the database's servers recorded (S-4), when there is one: the key must match
+   * The fingerprint the store's servers use (S-4: recorded in the database, or a file store's running servers'), when there is one: the key must match
    * it, and is never created (a new key could not).
    */
   readonly recorded: string | null | undefined;
@@ -21,6 +21,8 @@ export interface DigestKey {
   readonly vault: DigestVault;
   /** The HMAC key of the stateless Digest nonces, derived from the vault's key. */
   readonly nonceSecret: Buffer;
+  /** The key's fingerprint (S-4: servers sharing a store must use one key), never the key. */
+  readonly fingerprint: string;
 }
 
 /** The key, loaded and checked once on first call (a failure is not remembered). */
@@ -31,10 +33,10 @@ export function digestKeyLoader(options: DigestKeyOptions): () => Promise<Digest
     const file = await options.file();
     const key = await loadDigestKey(file, { create: options.recorded === undefined });
     if (key === undefined) {
-      throw new ServiceError('ERR_DIGEST_KEY', `there is no Digest key at ${file}, and this database's servers use Digest (S-4): give the key every instance uses with --digest-key FILE (or HTTPSKIT_DIGEST_KEY); a server joining them also needs --digest`);
+      throw new ServiceError('ERR_DIGEST_KEY', `there is no Digest key at ${file}, and this store's servers use Digest (S-4): give the key every instance uses with --digest-key FILE (or HTTPSKIT_DIGEST_KEY); a server joining them also needs --digest`);
     }
     if (options.recorded !== undefined && digestKeyFingerprint(key) !== options.recorded) {
-      throw new ServiceError('ERR_STORE_SETTINGS', `the Digest key ${file} is not the one this database's servers use (S-4): give every instance the same --digest-key file`);
+      throw new ServiceError('ERR_STORE_SETTINGS', `the Digest key ${file} is not the one this store's servers use (S-4): give every instance the same --digest-key file`);
     }
     return fromKey(key);
   };
@@ -46,5 +48,5 @@ export function digestKeyLoader(options: DigestKeyOptions): () => Promise<Digest
 }
 
 function fromKey(key: Buffer): DigestKey {
-  return { vault: createDigestVault(key), nonceSecret: Buffer.from(hkdfSync('sha256', key, Buffer.alloc(0), 'httpskit digest nonce', 32)) };
+  return { vault: createDigestVault(key), nonceSecret: Buffer.from(hkdfSync('sha256', key, Buffer.alloc(0), 'httpskit digest nonce', 32)), fingerprint: digestKeyFingerprint(key) };
 }

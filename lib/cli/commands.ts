@@ -29,7 +29,7 @@ export const COMMANDS: readonly Command[] = [
     args: ['NAME'],
     synopsis: 'NAME [--admin] [--digest]',
     summary: 'create a user',
-    details: `${PASSWORDS} Give --digest when the server runs with --digest, so the user can use Digest at once.`,
+    details: `${PASSWORDS} A server running on the store (or a database's recorded settings) decides whether the Digest secret is written too; with none running, give --digest when the server runs with it, so the user can use Digest at once.`,
     flags: [...PASSWORD_FLAGS, 'admin'],
     store: 'creates',
     run: async (ctx) => {
@@ -48,7 +48,7 @@ export const COMMANDS: readonly Command[] = [
     args: ['NAME'],
     synopsis: 'NAME [--digest]',
     summary: "set a user's password",
-    details: `${PASSWORDS} Give --digest when the server runs with --digest, or the user loses Digest until their next Basic login.`,
+    details: `${PASSWORDS} A server running on the store (or a database's recorded settings) decides whether the Digest secret is written too; with none running, give --digest when the server runs with it, or the user loses Digest until their next Basic login.`,
     flags: PASSWORD_FLAGS,
     store: 'existing',
     run: (ctx) =>

@@ -93,7 +93,7 @@ export interface Store {
   readonly throttle: ThrottleLedger;
   readonly nonces: NonceLedger;
   readonly issuance: IssuanceLedger;
-  /** S-4: the settings every instance must agree on, where a store is shared by servers (PostgreSQL); undefined elsewhere. */
+  /** S-4: the settings every server on the store must agree on (PostgreSQL, and a file store's running servers); undefined for a memory store. */
   readonly settings: SettingsLedger | undefined;
   /**
    * Waits for queued work (including a compaction) and refuses further updates. `abandon`: the
@@ -113,10 +113,23 @@ export interface SharedSettings {
 }
 
 export interface SettingsLedger {
-  /** The recorded settings, or undefined before the first server start. */
+  /**
+   * The settings the store's servers use: those recorded at the first server start (PostgreSQL),
+   * or those of the servers running on it (a file store); undefined when there are none.
+   */
   read(): Promise<SharedSettings | undefined>;
-  /** Records `wanted` if nothing is recorded; else ERR_STORE_SETTINGS unless they are equal. */
+  /**
+   * A server starts with `wanted`: 'recorded' when there are no settings yet (PostgreSQL's first
+   * start; no other server running on a file store), 'agreed' when they equal those; otherwise
+   * ERR_STORE_SETTINGS naming the difference, and nothing changes.
+   */
   agree(wanted: SharedSettings): Promise<'recorded' | 'agreed'>;
-  /** Replaces the recorded settings (the explicit command); userhashes follow a new realm. */
+  /** The server that agreed stops: a file store forgets its settings, PostgreSQL keeps them recorded. */
+  leave(): Promise<void>;
+}
+
+/** PostgreSQL's: recorded for good, changed only by the one explicit command. */
+export interface RecordedSettingsLedger extends SettingsLedger {
+  /** Replaces the recorded settings; userhashes follow a new realm. */
   replace(wanted: SharedSettings): Promise<void>;
 }

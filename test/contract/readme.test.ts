@@ -77,7 +77,7 @@ test('H-6 the README says npx --yes, and what the quick start writes is what it 
   t.after(() => child.kill('SIGKILL'));
   // `npm start` writes these at once, before any request; the README names each one.
   const written = [...(await readdir(join(dir, 'certs'))).map((f) => `certs/${f}`), ...(await readdir(join(dir, 'data'))).map((f) => `data/${f}`)].sort();
-  assert.deepEqual(written, ['certs/localhost-cert.pem', 'certs/localhost-key.pem', 'data/users.json', 'data/users.json.journal']);
+  assert.deepEqual(written, ['certs/localhost-cert.pem', 'certs/localhost-key.pem', 'data/users.json', 'data/users.json.journal', 'data/users.json.servers']);
   const quick = section('Quick start');
   for (const file of written) assert.ok(quick.includes(file.split('/')[1] as string), `the quick start names ${file}`);
   assert.match(quick, /at once/);

@@ -10,11 +10,12 @@ import { ServiceError } from '../../errors.js';
 import type { StoreConfig, StoreHooks } from '../options.js';
 import { checkWrite, needUserhash } from '../record.js';
 import { reserveThenGet } from '../reserve-then-get.js';
-import type { IssuanceLedger, NonceLedger, Page, ReservedRead, Store, ThrottleLedger, UpdateDecision, UpdateOptions, UpdateView, UserRecord, Userhash } from '../store.js';
+import type { IssuanceLedger, NonceLedger, Page, ReservedRead, SettingsLedger, Store, ThrottleLedger, UpdateDecision, UpdateOptions, UpdateView, UserRecord, Userhash } from '../store.js';
 import type { JournalOp } from './format.js';
 import { createFileLedgers, type FileLedgers } from './ledger-file.js';
 import { openStorePath } from './path.js';
 import { Replica } from './replica.js';
+import { createServersFile } from './servers-file.js';
 
 /** Opens the store at `path`, creating an empty one if neither it nor its journal exists. */
 export async function openFileStore(path: string, config: StoreConfig): Promise<Store> {
@@ -34,6 +35,7 @@ class FileStore implements Store {
   readonly #lock: LockOptions;
   readonly #replica: Replica;
   readonly #ledgers: FileLedgers;
+  readonly #servers: SettingsLedger;
   readonly #userhashes = new Map<string, { readonly users: readonly UserRecord[]; readonly map: ReadonlyMap<string, string> }>();
   #tail: Promise<unknown> = Promise.resolve();
   #pendingRefresh: Promise<void> | undefined;
@@ -55,6 +57,7 @@ class FileStore implements Store {
       exclusive: (task) => this.#exclusive(task),
       ...(config.hooks.onWarning === undefined ? {} : { warn: config.hooks.onWarning }),
     });
+    this.#servers = createServersFile({ store: path, exclusive: (task) => this.#exclusive(task) });
   }
 
   get throttle(): ThrottleLedger {
@@ -69,8 +72,8 @@ class FileStore implements Store {
     return this.#ledgers.issuance;
   }
 
-  get settings(): undefined {
-    return undefined;
+  get settings(): SettingsLedger {
+    return this.#servers;
   }
 
   async get(name: string): Promise<UserRecord | undefined> {
@@ -195,6 +198,8 @@ class FileStore implements Store {
     this.#closed = true;
     // Other servers on the store go back to keeping their attempts in memory once they are alone.
     await this.#ledgers.leave().catch((error: unknown) => this.#hooks.onWarning?.(`could not sign off from ${this.#path}.ledger: ${(error as Error).message}`));
+    // A server that was not stopped first (its store closed under it) is no longer running either.
+    await this.#servers.leave().catch((error: unknown) => this.#hooks.onWarning?.(`could not sign off from ${this.#path}.servers: ${(error as Error).message}`));
     let tail: Promise<unknown>;
     do {
       tail = this.#tail;

@@ -13,11 +13,11 @@ import { loadPg } from './load-pg.js';
 import { checkVersion, migrate } from './migrate.js';
 import { resolvePostgresOptions, type PostgresStoreConfig, type PostgresStoreOptions } from './postgres-options.js';
 import { createSettingsLedger } from './settings.js';
-import type { IssuanceLedger, NonceLedger, ReservedRead, SettingsLedger, Store, ThrottleLedger, UpdateDecision, UpdateOptions, UpdateView, UserRecord } from '../store.js';
+import type { IssuanceLedger, NonceLedger, ReservedRead, RecordedSettingsLedger, Store, ThrottleLedger, UpdateDecision, UpdateOptions, UpdateView, UserRecord } from '../store.js';
 
 export interface PostgresStore extends Store {
   /** S-4: the settings every instance must agree on. */
-  readonly settings: SettingsLedger;
+  readonly settings: RecordedSettingsLedger;
   /** Deletes expired ledger rows now (it also runs every cleanupIntervalMs); the number deleted. */
   cleanUp(): Promise<number>;
 }
@@ -51,7 +51,7 @@ class Postgres implements PostgresStore {
   readonly throttle: ThrottleLedger;
   readonly nonces: NonceLedger;
   readonly issuance: IssuanceLedger;
-  readonly settings: SettingsLedger;
+  readonly settings: RecordedSettingsLedger;
   readonly #db: Database;
   readonly #config: PostgresStoreConfig;
   readonly #stopCleanup: () => void;

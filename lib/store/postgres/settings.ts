@@ -3,22 +3,16 @@
 // difference; it never rewrites shared data to suit itself. Only replace() (the one explicit
 // command) changes them.
 import { ServiceError } from '../../errors.js';
-import type { SettingsLedger, SharedSettings } from '../store.js';
+import { checkSettings as check, pickSettings as pick, settingsDifferences } from '../shared-settings.js';
+import type { RecordedSettingsLedger, SharedSettings } from '../store.js';
 import type { Database } from './database.js';
-
-const LABELS: { readonly [K in keyof SharedSettings]: string } = {
-  realm: 'realm',
-  digest: 'Digest on or off',
-  digestKeyFingerprint: "the Digest key's fingerprint",
-  minPasswordLength: 'the minimum password length',
-};
 
 // Recomputes the indexed userhash columns (RFC 7616 §3.4.4) under the recorded realm.
 const REHASH = `UPDATE httpskit.users SET
   userhash_sha256 = encode(sha256(convert_to(name || ':' || $1::text, 'UTF8')), 'hex'),
   userhash_md5 = md5(convert_to(name || ':' || $1::text, 'UTF8'))`;
 
-export function createSettingsLedger(db: Database): SettingsLedger {
+export function createSettingsLedger(db: Database): RecordedSettingsLedger {
   async function read(): Promise<SharedSettings | undefined> {
     const result = await db.query<{ value: SharedSettings }>("SELECT value FROM httpskit.meta WHERE key = 'settings'");
     return result.rows[0]?.value;
@@ -36,15 +30,15 @@ export function createSettingsLedger(db: Database): SettingsLedger {
           await client.query(REHASH, [wanted.realm]);
           return 'recorded';
         }
-        const differences = (Object.keys(LABELS) as (keyof SharedSettings)[])
-          .filter((key) => recorded[key] !== wanted[key])
-          .map((key) => `${LABELS[key]}: the database has ${JSON.stringify(recorded[key])}, this instance ${JSON.stringify(wanted[key])}`);
+        const differences = settingsDifferences(recorded, wanted, 'the database', 'this instance');
         if (differences.length > 0) {
           throw new ServiceError('ERR_STORE_SETTINGS', `this instance's settings differ from those recorded in the database (S-4) — ${differences.join('; ')}`);
         }
         return 'agreed';
       });
     },
+    // Recorded for good: a server that stops changes nothing.
+    leave: () => Promise.resolve(),
     async replace(wanted) {
       check(wanted);
       await db.transaction(async (client) => {
@@ -57,19 +51,4 @@ export function createSettingsLedger(db: Database): SettingsLedger {
       });
     },
   };
-}
-
-function pick(s: SharedSettings): SharedSettings {
-  return { realm: s.realm, digest: s.digest, digestKeyFingerprint: s.digestKeyFingerprint, minPasswordLength: s.minPasswordLength };
-}
-
-function check(s: SharedSettings): void {
-  const ok =
-    typeof s === 'object' &&
-    s !== null &&
-    typeof s.realm === 'string' &&
-    typeof s.digest === 'boolean' &&
-    (s.digestKeyFingerprint === null || typeof s.digestKeyFingerprint === 'string') &&
-    Number.isSafeInteger(s.minPasswordLength);
-  if (!ok) throw new ServiceError('ERR_INVALID_OPTION', 'settings need realm (string), digest (boolean), digestKeyFingerprint (string or null) and minPasswordLength (integer)');
 }
