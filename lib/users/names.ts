@@ -15,7 +15,9 @@ export type NameViolation =
   | 'forbidden-character' // '/' (path separator) or ':' (RFC 7617 §2: cannot be in a user-id)
   | 'surrounding-space' //   leading or trailing white space: "alice " would look like "alice"
   | 'representation-suffix' // ends in .json or .xml (any case): /user/{name}.json selects a format (R-1)
-  | 'dot-segment'; //         `.` or `..`: RFC 3986 removes such path segments, so /user/.. would mean /
+  | 'dot-segment' //          `.` or `..`: RFC 3986 removes such path segments, so /user/.. would mean /
+  | 'invisible-character'; // a default-ignorable code point that is not Cf (a Hangul filler U+3164,
+  //                          a variation selector, U+034F): shown as nothing, "alice\u3164" looks like "alice"
 
 export type NameCheck = { ok: true; name: string } | { ok: false; violation: NameViolation };
 
@@ -27,6 +29,8 @@ const FORMAT = /\p{Cf}/u;
 const FORBIDDEN = /[/:]/;
 const SURROUNDING_SPACE = /^\s|\s$/u;
 const REPRESENTATION_SUFFIX = /\.(?:json|xml)$/i;
+// Unicode's Default_Ignorable_Code_Point: what a renderer shows as nothing when it cannot show it.
+const INVISIBLE = /\p{Default_Ignorable_Code_Point}/u;
 
 /**
  * Normalises a user name to NFC and checks it against U-2. Names are
@@ -43,7 +47,8 @@ export function checkUserName(name: string): NameCheck {
 /**
  * `checkUserName` plus the rules that apply only to a name being created (U-2, amended): no
  * `.json` / `.xml` ending in any case, since `/user/{name}.json` selects a representation (R-1),
- * and not `.` or `..`, which RFC 3986 removes from a path. Existing users with such a name keep
+ * not `.` or `..`, which RFC 3986 removes from a path, and no invisible character, by which a new
+ * name could look exactly like another user's (`alice` and `alice` with a Hangul filler). Existing users with such a name keep
  * working (lookups, logins, password changes use `checkUserName`); their paths have the dots
  * percent-encoded (`/user/a%2Ejson`, `/user/%2E%2E`: lib/http/path-segment.ts).
  */
@@ -51,6 +56,7 @@ export function checkNewUserName(name: string): NameCheck {
   const check = checkUserName(name);
   if (check.ok && REPRESENTATION_SUFFIX.test(check.name)) return { ok: false, violation: 'representation-suffix' };
   if (check.ok && isDotSegment(check.name)) return { ok: false, violation: 'dot-segment' };
+  if (check.ok && INVISIBLE.test(check.name)) return { ok: false, violation: 'invisible-character' };
   return check;
 }
 

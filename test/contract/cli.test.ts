@@ -183,12 +183,14 @@ test('U-1 a read-only command on a store that does not exist exits 1, says so, a
   assert.match(list.stdout, /^alice\tuser\t/);
 });
 
-test('U-2 user add refuses a bad name before the store is created, naming the name', async (t) => {
+test('U-2 user add refuses a bad name before the store is created, naming the name and the rule (a name that looks like another through an invisible Hangul filler too)', async (t) => {
   const dir = await tempDir(t);
   const store = join(dir, 'users.json');
-  const r = await run(['user', 'add', 'a/b', '--store', store, ...FAST], { input: 'lemon-initial-passphrase-1\n' });
-  assert.equal(r.code, 1);
-  assert.match(r.stderr, /^httpskit: invalid user name "a\/b" \(forbidden-character\)\n$/);
+  for (const [name, rule] of [['a/b', 'forbidden-character'], ['alice\u3164', 'invisible-character']] as const) {
+    const r = await run(['user', 'add', name, '--store', store, ...FAST], { input: 'lemon-initial-passphrase-1\n' });
+    assert.equal(r.code, 1);
+    assert.equal(r.stderr, `httpskit: invalid user name "${name}" (${rule})\n`);
+  }
   assert.deepEqual(await readdir(dir), []);
 });
 

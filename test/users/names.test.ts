@@ -62,6 +62,14 @@ const creation: ReadonlyArray<readonly [label: string, input: string, expected: 
   ['is "..."', '...', ok('...')],
   ['is ". ." (not a dot segment)', '. .', ok('. .')],
   ['NFD input is normalised first', 'e\u0301.txt', ok('\u00e9.txt')],
+  // Invisible characters that are not Cf (those are refused for every name, above): a new name
+  // could otherwise look exactly like another user's.
+  ['with a Hangul filler U+3164 ("alice" to the eye)', 'alice\u3164', no('invisible-character')],
+  ['with a Hangul choseong filler U+115F', '\u115fbob', no('invisible-character')],
+  ['with a halfwidth Hangul filler U+FFA0', 'bo\uffa0b', no('invisible-character')],
+  ['with a combining grapheme joiner U+034F', 'al\u034fice', no('invisible-character')],
+  ['with a variation selector U+FE0F', 'bob\ufe0f', no('invisible-character')],
+  ['Hangul letters are fine', '한글', ok('한글')],
 ];
 
 for (const [label, input, expected] of creation) {
@@ -70,7 +78,8 @@ for (const [label, input, expected] of creation) {
   });
 }
 
-test('U-2: an existing name ending in .json still passes the general check (lookups, logins)', () => {
+test('U-2: an existing name ending in .json, or holding an invisible character, still passes the general check (lookups, logins)', () => {
   assert.deepEqual(checkUserName('a.json'), ok('a.json'));
   assert.deepEqual(checkUserName('a.XML'), ok('a.XML'));
+  assert.deepEqual(checkUserName('alice\u3164'), ok('alice\u3164'));
 });
