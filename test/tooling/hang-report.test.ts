@@ -12,11 +12,11 @@ const HOOK = fileURLToPath(new URL('../helpers/hang-report.ts', import.meta.url)
 // The fixtures live in a temporary directory, where the bare name 'tsx' would not resolve.
 const TSX = import.meta.resolve('tsx');
 
-/** Runs node:test on `files` in `dir` with the hook preloaded and a short time-out; the exit code and output. */
-function runTests(dir: string, files: string[], hangDir: string): Promise<{ code: number | null; output: string }> {
+/** Runs node:test on `files` in `dir` with the hook preloaded and a time-out of `timeoutMs`; the exit code and output. */
+function runTests(dir: string, files: string[], hangDir: string, timeoutMs: number): Promise<{ code: number | null; output: string }> {
   // Not this file's NODE_TEST_CONTEXT: the nested runner must be a runner, not a child reporting to us.
   const { NODE_TEST_CONTEXT: _ignored, ...env } = process.env;
-  const child = spawn(process.execPath, ['--import', TSX, '--import', HOOK, '--test', '--test-timeout=3000', ...files], {
+  const child = spawn(process.execPath, ['--import', TSX, '--import', HOOK, '--test', `--test-timeout=${timeoutMs}`, ...files], {
     cwd: dir,
     env: { ...env, HTTPSKIT_TEST_HANG_DIR: hangDir },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -46,7 +46,7 @@ test('waits for ever', async () => {
 });
 `,
   );
-  const { code, output } = await runTests(dir, ['stuck.test.ts'], hangDir);
+  const { code, output } = await runTests(dir, ['stuck.test.ts'], hangDir, 3_000);
   assert.notEqual(code, 0, output);
   assert.match(output, /test timed out after 3000ms/);
   const reports = await readdir(hangDir);
@@ -78,7 +78,8 @@ test('stops its own server', async () => {
 });
 `,
   );
-  const { code, output } = await runTests(dir, ['quick.test.ts'], hangDir);
+  // Time enough for a tsx child on a busy machine (3 s ran out once while two cores were loaded).
+  const { code, output } = await runTests(dir, ['quick.test.ts'], hangDir, 30_000);
   assert.equal(code, 0, output);
   assert.deepEqual(await readdir(hangDir), []);
 });
