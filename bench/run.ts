@@ -52,13 +52,24 @@ function compileBench(): void {
   cpSync(join(ROOT, 'assets'), join(BUILD_DIR, 'assets'), { recursive: true });
 }
 
+// The usage is the lines of this file's own heading that show a command.
+const USAGE = readFileSync(new URL(import.meta.url), 'utf8')
+  .split('\n')
+  .filter((line) => line.startsWith('//   npm run bench') || line.startsWith('//                 '))
+  .map((line) => line.slice(3))
+  .join('\n');
+if (process.argv.slice(2).some((arg) => arg === '--help' || arg === '-h')) {
+  process.stdout.write(`${USAGE}\n`);
+  process.exit(0);
+}
+
 // `--against REF`: the working tree against a git ref, its own run (bench/against.ts).
 if (process.argv.slice(2).some((arg) => arg === '--against' || arg.startsWith('--against='))) {
   const { againstMain } = await import('./against.js');
   process.exit(await againstMain(process.argv.slice(2), compileBench));
 }
 
-const { values } = parseArgs({
+const { values } = parseOrExit(() => parseArgs({
   options: {
     quick: { type: 'boolean', default: false },
     only: { type: 'string' },
@@ -78,7 +89,17 @@ const { values } = parseArgs({
     'soak-seconds': { type: 'string' },
     'soak-node-flags': { type: 'string' },
   },
-});
+}));
+
+/** parseArgs, or one line saying what is wrong and the usage (exit 2) instead of a stack trace. */
+function parseOrExit<T>(parse: () => T): T {
+  try {
+    return parse();
+  } catch (error) {
+    process.stderr.write(`bench: ${(error as Error).message}\n${USAGE}\n`);
+    process.exit(2);
+  }
+}
 const quick = values.quick === true;
 const only = new Set((values.only ?? DEFAULT_SECTIONS.join(',')).split(',').map((s) => s.trim()));
 for (const s of only) if (!(SECTIONS as readonly string[]).includes(s)) throw new Error(`unknown section "${s}"; known: ${SECTIONS.join(', ')}`);

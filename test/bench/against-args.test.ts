@@ -1,4 +1,4 @@
-// `npm run bench -- --against REF` (issue 23): arguments it cannot take are refused at once, with a
+// `npm run bench` (issue 23): arguments it cannot take are refused at once, with a
 // message that says why and exit code 2, before anything is built or started.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -70,4 +70,16 @@ test('bench --against --only: "h1" picks the HTTP/1.1 JSON and XML scenarios, no
   assert.deepEqual(names(['users']), ['h1 users get log-on', 'h1 users put log-on', 'h1 users get log-off', 'h1 users put log-off']);
   assert.deepEqual(names(['h1 users get']), ['h1 users get log-on', 'h1 users get log-off']);
   assert.deepEqual(names(['h2 json', 'users put log-off']), ['h2 json log-on', 'h2 json log-off', 'h1 users put log-off']);
+});
+
+test('bench --help prints the usage (exit 0); an option it does not know is one line and the usage (exit 2), not a stack trace', () => {
+  const help = bench('--help');
+  assert.equal(help.status, 0, help.stderr);
+  assert.match(help.stdout, /^ {2}npm run bench \[-- --quick\]/);
+  assert.match(help.stdout, /npm run bench -- --against REF/);
+  const unknown = bench('--no-such-flag');
+  assert.equal(unknown.status, 2, unknown.stderr);
+  assert.match(unknown.stderr, /^bench: Unknown option '--no-such-flag'.*\n {2}npm run bench/);
+  assert.doesNotMatch(unknown.stderr, /at parseArgs|node:internal/);
+  assert.doesNotMatch(unknown.stdout, /building/);
 });
