@@ -39,8 +39,8 @@ export function sameId(a: FileId | undefined, b: FileId | undefined): boolean {
   return a.ino === b.ino && a.size === b.size && a.ctimeNs === b.ctimeNs;
 }
 
-/** The whole file and its identity read through one descriptor, or undefined when missing; refuses another user's file (ERR_STORE_UNSAFE). */
-export async function readWhole(path: string): Promise<{ bytes: Buffer; id: FileId } | undefined> {
+/** The whole file, its identity and its mode read through one descriptor, or undefined when missing; refuses another user's file (ERR_STORE_UNSAFE). */
+export async function readWhole(path: string): Promise<{ bytes: Buffer; id: FileId; mode: number } | undefined> {
   let handle: FileHandle;
   try {
     handle = await openPrivate(path, 'r');
@@ -50,7 +50,8 @@ export async function readWhole(path: string): Promise<{ bytes: Buffer; id: File
   }
   try {
     // openPrivate checked the descriptor we read (a file created in a shared, sticky directory may be another user's).
-    return { bytes: await handle.readFile(), id: toId(await handle.stat({ bigint: true })) };
+    const info = await handle.stat({ bigint: true });
+    return { bytes: await handle.readFile(), id: toId(info), mode: Number(info.mode) };
   } finally {
     await handle.close();
   }

@@ -5,14 +5,16 @@
 // settings (a `user add` beside a Digest server writes the Digest secret). With no server running
 // nothing is recorded: a lone server restarted with other settings (Digest turned off) starts, as
 // it always has. A server killed with -9 says nothing: one on this host is asked the kernel whether
-// its process still exists; one on another host (a store on a network file system) counts as
-// running until it stops.
+// its process still exists, and is the same process (its start time, where /proc says it: a
+// container's pid 1 after a restart is not the server recorded before); one on another host (a
+// store on a network file system) counts as running until it stops.
 import { randomBytes } from 'node:crypto';
 import { unlink } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { writeDurably } from '../../fs/durable-write.js';
 import { errorCode } from '../../fs/errno.js';
-import { processExists } from '../../fs/process-exists.js';
+import { processStart, sameProcessRuns } from '../../fs/process-exists.js';
+import { unsafe } from '../../fs/private-files.js';
 import { ServiceError } from '../../errors.js';
 import { isSettings, pickSettings, settingsDifferences } from '../shared-settings.js';
 import type { SettingsLedger, SharedSettings } from '../store.js';
@@ -23,6 +25,8 @@ const FORMAT = 'httpskit-servers';
 interface Running {
   readonly id: string;
   readonly pid: number;
+  /** processStart's for the pid, where it could be read: a pid used again later is not this server. */
+  readonly start?: string | undefined;
   readonly host: string;
   readonly settings: SharedSettings;
 }
@@ -44,7 +48,9 @@ export function createServersFile({ store, exclusive }: ServersFileOptions): Set
   async function running(): Promise<Running[]> {
     const read = await readWhole(path);
     if (read === undefined) return [];
-    return parse(read.bytes.toString('utf8')).filter((server) => server.host !== host || processExists(server.pid));
+    // Written 0600 by a rename: one that others may write holds what anyone put there.
+    if (process.platform !== 'win32' && (read.mode & 0o022) !== 0) throw unsafe(`${path} may be written by group or others, so its list of running servers cannot be trusted`, 'delete it if no server is running on the store (it is written again at the next start), or chmod 600 it if nobody else can have written it');
+    return parse(read.bytes.toString('utf8')).filter((server) => server.host !== host || sameProcessRuns(server.pid, server.start));
   }
 
   async function write(servers: readonly Running[]): Promise<void> {
@@ -84,10 +90,13 @@ export function createServersFile({ store, exclusive }: ServersFileOptions): Set
           const where = `a server running on this store (pid ${other.pid}${other.host === host ? '' : ` on ${other.host}`})`;
           const differences = settingsDifferences(other.settings, wanted, where, 'this one');
           if (differences.length > 0) {
-            throw new ServiceError('ERR_STORE_SETTINGS', `this server's settings differ from those of the servers running on ${store} (S-4) — ${differences.join('; ')}`);
+            throw new ServiceError(
+              'ERR_STORE_SETTINGS',
+              `this server's settings differ from those of the servers running on ${store} (S-4) — ${differences.join('; ')} (if no server is running on it, delete ${path})`,
+            );
           }
         }
-        await write([...others, { id: self, pid: process.pid, host, settings: pickSettings(wanted) }]);
+        await write([...others, { id: self, pid: process.pid, start: processStart(process.pid), host, settings: pickSettings(wanted) }]);
         joined = true;
         return other === undefined ? 'recorded' : 'agreed';
       });
@@ -102,5 +111,13 @@ export function createServersFile({ store, exclusive }: ServersFileOptions): Set
 
 function isRunning(value: unknown): value is Running {
   const o = value as Running;
-  return typeof value === 'object' && value !== null && typeof o.id === 'string' && Number.isSafeInteger(o.pid) && typeof o.host === 'string' && isSettings(o.settings);
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    typeof o.id === 'string' &&
+    Number.isSafeInteger(o.pid) &&
+    (o.start === undefined || typeof o.start === 'string') &&
+    typeof o.host === 'string' &&
+    isSettings(o.settings)
+  );
 }

@@ -5,7 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { readFile, stat, writeFile } from 'node:fs/promises';
+import { chmod, readFile, stat, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { openStore } from '../../../lib/store/open.js';
@@ -52,6 +52,39 @@ test('S-4 file store: a server killed with -9 holds nothing (its process is gone
   assert.deepEqual(file.servers.map((s) => s.pid), [process.pid], 'the dead one is forgotten');
   await store.close();
   assert.equal(await exists(`${path}.servers`), false);
+});
+
+test('S-4 file store: a pid used again by another process (a container\'s pid 1 after a kill -9 and a restart) is not the server recorded with it', async (t) => {
+  const path = join(await tempDir(t), 'users.json');
+  // This very process, recorded as started at another time: the pid runs, but not that server.
+  await writeFile(`${path}.servers`, `${JSON.stringify({ format: 'httpskit-servers', version: 1, servers: [{ id: 'before', pid: process.pid, start: '1', host: hostname(), settings: DIGEST }] })}\n`, { mode: 0o600 });
+  const store = await openStore(path);
+  t.after(() => store.close());
+  assert.equal(await store.settings?.read(), undefined);
+  assert.equal(await store.settings?.agree(PLAIN), 'recorded');
+  const file = JSON.parse(await readFile(`${path}.servers`, 'utf8')) as { servers: Array<{ id: string; start?: string }> };
+  assert.equal(file.servers.length, 1);
+  assert.notEqual(file.servers[0]?.id, 'before');
+  assert.match(String(file.servers[0]?.start), /^\d+$/, 'its own start is recorded');
+  // Another store of this same process, recorded with the right start, does run.
+  const other = await openStore(path);
+  t.after(() => other.close());
+  await assert.rejects(other.settings!.agree(DIGEST), (error: Error & { code?: string }) => {
+    assert.equal(error.code, 'ERR_STORE_SETTINGS');
+    assert.match(error.message, /\(if no server is running on it, delete .*users\.json\.servers\)$/);
+    return true;
+  });
+});
+
+test('S-4 file store: a servers file others may write is not trusted (ERR_STORE_UNSAFE)', { skip: process.platform === 'win32' ? 'no POSIX modes' : false }, async (t) => {
+  const path = join(await tempDir(t), 'users.json');
+  await writeFile(`${path}.servers`, `${JSON.stringify({ format: 'httpskit-servers', version: 1, servers: [] })}\n`);
+  await chmod(`${path}.servers`, 0o666);
+  const store = await openStore(path);
+  t.after(() => store.close());
+  for (const refused of [store.settings!.read(), store.settings!.agree(PLAIN)]) {
+    await assert.rejects(refused, (error: Error & { code?: string }) => error.code === 'ERR_STORE_UNSAFE' && /may be written by group or others.*delete it if no server is running/.test(error.message));
+  }
 });
 
 test('S-4 file store: a server on another host counts as running until it stops', async (t) => {
