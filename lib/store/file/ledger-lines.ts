@@ -3,7 +3,7 @@
 // {"f":[account|null,address,at,lease?]} failure · {"s":account} success · {"a":[account,failures,lockedUntil]}
 // account state (compaction) · {"n":[nonce,nc,expiresAt]} · {"i":[account,at]} ·
 // {"l":[lease,account|null,address,expiresAt]} attempt in flight · {"e":lease} (alone or on an "s" line) it ended ·
-// {"p":[server,pid,host]} a server joined · {"q":server} it left · {"k":[server,newcomer]} its leases are written.
+// {"p":[server,pid,host,start?]} a server joined (start: its process's, where /proc says it) · {"q":server} it left · {"k":[server,newcomer]} its leases are written.
 
 export type LedgerLine =
   | { readonly kind: 'failure'; readonly account: string | null; readonly address: string; readonly at: number; readonly lease?: string | undefined }
@@ -13,7 +13,7 @@ export type LedgerLine =
   | { readonly kind: 'nonce'; readonly nonce: string; readonly nc: number; readonly expiresAt: number }
   | { readonly kind: 'issued'; readonly account: string; readonly at: number }
   | { readonly kind: 'lease'; readonly id: string; readonly account: string | null; readonly address: string; readonly expiresAt: number }
-  | { readonly kind: 'joined'; readonly server: string; readonly pid: number; readonly host: string }
+  | { readonly kind: 'joined'; readonly server: string; readonly pid: number; readonly host: string; readonly start?: string | undefined }
   | { readonly kind: 'left'; readonly server: string }
   | { readonly kind: 'ack'; readonly from: string; readonly to: string };
 
@@ -37,7 +37,7 @@ function toJson(line: LedgerLine): unknown {
     case 'lease':
       return { l: [line.id, line.account, line.address, line.expiresAt] };
     case 'joined':
-      return { p: [line.server, line.pid, line.host] };
+      return { p: [line.server, line.pid, line.host, ...(line.start === undefined ? [] : [line.start])] };
     case 'left':
       return { q: line.server };
     case 'ack':
@@ -80,7 +80,9 @@ function kindOf(e: Record<string, unknown>): LedgerLine | undefined {
   }
   if (Array.isArray(n) && typeof n[0] === 'string' && typeof n[1] === 'number' && typeof n[2] === 'number') return { kind: 'nonce', nonce: n[0], nc: n[1], expiresAt: n[2] };
   if (Array.isArray(i) && typeof i[0] === 'string' && typeof i[1] === 'number') return { kind: 'issued', account: i[0], at: i[1] };
-  if (Array.isArray(p) && typeof p[0] === 'string' && typeof p[1] === 'number' && typeof p[2] === 'string') return { kind: 'joined', server: p[0], pid: p[1], host: p[2] };
+  if (Array.isArray(p) && typeof p[0] === 'string' && typeof p[1] === 'number' && typeof p[2] === 'string') {
+    return { kind: 'joined', server: p[0], pid: p[1], host: p[2], ...(typeof p[3] === 'string' ? { start: p[3] } : {}) };
+  }
   if (typeof q === 'string') return { kind: 'left', server: q };
   if (Array.isArray(k) && typeof k[0] === 'string' && typeof k[1] === 'string') return { kind: 'ack', from: k[0], to: k[1] };
   return undefined;

@@ -2,16 +2,19 @@
 // alone on its store can keep its attempts in flight in memory and write nothing for a login that
 // succeeds. A server announces itself with a line when it first reserves an attempt and says goodbye
 // when it closes; one killed with -9 says nothing, so a peer on this host is also asked the kernel
-// whether its process still exists (kill(pid, 0)), at most once a second. A peer on another host
+// whether its process still exists (kill(pid, 0)) and is the one that joined (its start time, where
+// /proc says it), at most once a second. A peer on another host
 // (a store on a shared network file system) cannot be asked and counts as alive until it leaves.
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import { processExists } from '../../fs/process-exists.js';
+import { processStart, sameProcessRuns } from '../../fs/process-exists.js';
 import type { LedgerLine } from './ledger-lines.js';
 
 export interface Peer {
   readonly pid: number;
   readonly host: string;
+  /** Its process's start (processStart), where known: a pid used again later is not this peer. */
+  readonly start?: string | undefined;
 }
 
 /** How often a peer on this host is asked whether its process still exists. */
@@ -53,7 +56,7 @@ export class PeerTable {
     for (const [id, peer] of this.#peers) {
       if (peer.host !== this.#host || t - peer.checkedAt < RECHECK_MS) continue;
       peer.checkedAt = t;
-      if (processExists(peer.pid)) continue;
+      if (sameProcessRuns(peer.pid, peer.start)) continue;
       this.#peers.delete(id);
       onGone?.(id);
     }
@@ -91,7 +94,7 @@ export class PeerProtocol {
     switch (line.kind) {
       case 'joined':
         if (line.server === this.self) return;
-        this.#table.add(line.server, { pid: line.pid, host: line.host });
+        this.#table.add(line.server, { pid: line.pid, host: line.host, start: line.start });
         // A newcomer (not one re-read after a compaction) waits for our leases before it admits any.
         if (!this.#seen.has(line.server) && this.member) this.#owed.add(line.server);
         this.#seen.add(line.server);
@@ -136,7 +139,7 @@ export class PeerProtocol {
   }
 
   joinedLine(): LedgerLine {
-    return { kind: 'joined', server: this.self, pid: process.pid, host: this.#table.host };
+    return { kind: 'joined', server: this.self, pid: process.pid, host: this.#table.host, start: processStart(process.pid) };
   }
 
   leftLine(): LedgerLine {
@@ -154,7 +157,7 @@ export class PeerProtocol {
     const live = this.live();
     const lines: LedgerLine[] = [];
     if (this.member) lines.push(this.joinedLine());
-    for (const [id, peer] of live) lines.push({ kind: 'joined', server: id, pid: peer.pid, host: peer.host });
+    for (const [id, peer] of live) lines.push({ kind: 'joined', server: id, pid: peer.pid, host: peer.host, start: peer.start });
     for (const ack of this.#acks) {
       const [from = '', to = ''] = ack.split(' ');
       if ((from === this.self || live.has(from)) && (to === this.self || live.has(to))) lines.push({ kind: 'ack', from, to });

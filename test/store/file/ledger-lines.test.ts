@@ -13,6 +13,8 @@ const LINES: ReadonlyArray<readonly [LedgerLine, string]> = [
   [{ kind: 'issued', account: 'alice', at: 3 }, '{"i":["alice",3]}'],
   [{ kind: 'lease', id: 'srv.2', account: null, address: '::/64', expiresAt: 8 }, '{"l":["srv.2",null,"::/64",8]}'],
   [{ kind: 'joined', server: 'srv', pid: 42, host: 'h' }, '{"p":["srv",42,"h"]}'],
+  // With its process's start time (a reused pid is told apart); earlier versions read the first three.
+  [{ kind: 'joined', server: 'srv', pid: 42, host: 'h', start: '8723273' }, '{"p":["srv",42,"h","8723273"]}'],
   [{ kind: 'left', server: 'srv' }, '{"q":"srv"}'],
   [{ kind: 'ack', from: 'a', to: 'b' }, '{"k":["a","b"]}'],
 ];

@@ -11,6 +11,8 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
+import { processStart } from '../../../lib/fs/process-exists.js';
+import { PeerTable } from '../../../lib/store/file/ledger-peers.js';
 import { openStore, type Store } from '../../../lib/store/open.js';
 import { tempDir } from '../../helpers/tmp.js';
 
@@ -123,4 +125,14 @@ test('P-8 (amended): a server that does not answer a newcomer is waited for a bo
   assert.ok(r.ok, 'the newcomer serves after the bounded wait');
   assert.equal(warnings.length, 1, warnings.join('\n'));
   assert.match(warnings[0] ?? '', /1 other server\(s\) on this store did not answer within 2000 ms/);
+});
+
+test('P-8: a peer whose pid now belongs to a process started since (a kill -9, then the pid used again) is gone; one with its own start, or none recorded, is alive', () => {
+  const table = new PeerTable();
+  table.add('reused', { pid: process.pid, host: table.host, start: '1' });
+  table.add('same', { pid: process.pid, host: table.host, start: processStart(process.pid) });
+  table.add('older', { pid: process.pid, host: table.host });
+  const gone: string[] = [];
+  assert.deepEqual([...table.live((id) => gone.push(id)).keys()], ['same', 'older']);
+  assert.deepEqual(gone, ['reused']);
 });
