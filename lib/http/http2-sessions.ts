@@ -90,10 +90,8 @@ interface Watched {
   seenSince: number;
   /** Its body's bytes, counted in the budget (with STREAM_BYTES) until the stream closes. */
   body: number;
-  /** What its request's body may hold in the server (inbound), counted in the budget likewise; see chargeInbound. */
+  /** What its request's body may hold in the server (inbound), counted in the budget likewise (chargeInbound); 0 once discarded. */
   inbound: number;
-  /** Its request's body is discarded unread (discardUnreadBody): it holds nothing more. */
-  discarded: boolean;
   /** Given back (its stream or its session closed). */
   released: boolean;
   /** Its session's. */
@@ -247,11 +245,8 @@ export function discardUnreadBody(stream: ServerHttp2Stream): void {
   if (stream.endAfterHeaders || stream.readableEnded || stream.readableFlowing !== null) return;
   stream.resume();
   const watched = watches.get(stream.session as ServerHttp2Session)?.streams.get(stream);
-  if (watched !== undefined && !watched.released && !watched.discarded) {
-    watched.discarded = true;
-    const { watch } = watched;
-    watch.held -= watched.inbound;
-    watch.budget.held -= watched.inbound;
+  if (watched !== undefined && !watched.released && watched.inbound > 0) {
+    uncharge(watched.watch, watched.inbound);
     watched.inbound = 0;
   }
   // Not before: a body written in pieces (send-body.ts) is not ended yet, and a stream closed now
@@ -265,13 +260,15 @@ export function discardUnreadBody(stream: ServerHttp2Stream): void {
 function release(watched: Watched): void {
   if (watched.released) return;
   watched.released = true;
-  const { watch } = watched;
-  const { budget } = watch;
-  const bytes = STREAM_BYTES + watched.body + watched.inbound;
+  uncharge(watched.watch, STREAM_BYTES + watched.body + watched.inbound);
+  watched.watch.budget.streams--;
+}
+
+/** Takes `bytes` off `watch`'s session's and its server's share (charge's reverse). */
+function uncharge(watch: Watch, bytes: number): void {
   watch.held -= bytes;
-  budget.held -= bytes;
-  budget.streams--;
-  if (watch.held === 0) budget.sessions--;
+  watch.budget.held -= bytes;
+  if (watch.held === 0) watch.budget.sessions--;
 }
 
 export function guardSessions(server: Http2SecureServer, limits: SessionLimits): SessionGuard {
@@ -323,12 +320,14 @@ export function guardSessions(server: Http2SecureServer, limits: SessionLimits):
     });
     session.on('stream', (stream: ServerHttp2Stream, _headers: unknown, flags: number) => {
       const now = performance.now();
-      const watched: Watched = { started: now, complete: (flags & constants.NGHTTP2_FLAG_END_STREAM) !== 0, unsent: 0, since: now, cut: undefined, seen: 0, seenSince: now, body: 0, inbound: 0, discarded: false, released: false, watch };
+      const watched: Watched = { started: now, complete: (flags & constants.NGHTTP2_FLAG_END_STREAM) !== 0, unsent: 0, since: now, cut: undefined, seen: 0, seenSince: now, body: 0, inbound: 0, released: false, watch };
       charge(watched, STREAM_BYTES);
-      // A body follows: what it may leave waiting unread is counted from the start (chargeInbound).
-      if (!watched.complete) chargeInbound(watched, watch.window);
       budget.streams++;
-      if (!watched.complete) stream.once('end', () => (watched.complete = true));
+      if (!watched.complete) {
+        // A body follows: what it may leave waiting unread is counted from the start (chargeInbound).
+        chargeInbound(watched, watch.window);
+        stream.once('end', () => (watched.complete = true));
+      }
       if (streams.size === 0) {
         clearTimeout(idle);
         check = setInterval(() => checkStreams(session, watch, limits.requestTimeoutMs), CHECK_INTERVAL_MS);
@@ -432,8 +431,9 @@ function checkStreams(session: ServerHttp2Session, watch: Watch, timeoutMs: numb
       }
       continue;
     }
-    // What a reader took of the body beyond the window counted from the start (chargeInbound).
-    if (!watched.discarded && watched.inbound > 0) {
+    // What a reader took of the body beyond the window counted from the start (chargeInbound);
+    // nothing for a stream without a body, or whose body was discarded.
+    if (watched.inbound > 0) {
       const more = watch.window + bodyBytesTaken(stream) - watched.inbound;
       if (more > 0) chargeInbound(watched, more);
     }
