@@ -5,7 +5,7 @@ import { computeUserhash } from './auth/digest-hash.js';
 import { digestKeyLoader, type DigestKey } from './auth/digest-key.js';
 import { resolveConfig, type Config, type ServiceOptions } from './config.js';
 import { ServiceError } from './errors.js';
-import { settingsDifferences } from './store/shared-settings.js';
+import { settingsDifferences } from './store/settings.js';
 import { createPasswordHandlers, requireTransport } from './handlers/password.js';
 import { createCallerAuthenticator, requireHttps } from './handlers/caller.js';
 import { createResetTokenRequestHandler } from './handlers/reset-token-request.js';

@@ -16,7 +16,7 @@ import { errorCode } from '../../fs/errno.js';
 import { processStart, sameProcessRuns } from '../../fs/process-exists.js';
 import { unsafe } from '../../fs/private-files.js';
 import { ServiceError } from '../../errors.js';
-import { isSettings, pickSettings, settingsDifferences } from '../shared-settings.js';
+import { isSettings, pickSettings, settingsDifferences } from '../settings.js';
 import type { SettingsLedger, SharedSettings } from '../store.js';
 import { readWhole } from './files.js';
 

@@ -3,7 +3,7 @@
 // difference; it never rewrites shared data to suit itself. Only replace() (the one explicit
 // command) changes them.
 import { ServiceError } from '../../errors.js';
-import { checkSettings as check, pickSettings as pick, settingsDifferences } from '../shared-settings.js';
+import { checkSettings as check, pickSettings as pick, settingsDifferences } from '../settings.js';
 import type { RecordedSettingsLedger, SharedSettings } from '../store.js';
 import type { Database } from './database.js';
 
