@@ -62,14 +62,24 @@ export const COMMANDS: readonly Command[] = [
   {
     words: ['user', 'del'],
     args: ['NAME'],
-    synopsis: 'NAME',
-    summary: 'delete a user',
-    flags: ['store', ...POSTGRES_FLAGS],
+    synopsis: 'NAME [--force]',
+    summary: 'delete a user (the last admin only with --force)',
+    flags: ['store', 'force', ...POSTGRES_FLAGS],
     store: 'existing',
     run: (ctx) =>
       withService(ctx, async (s, name) => {
-        // The operator's own tool: the last admin may go (A-11's force); `user add --admin` makes another.
-        if (!(await s.users.remove(name, { force: true }))) throw new ServiceError('ERR_USER_NOT_FOUND', `no user "${name}"`);
+        // As `user role`: the only admin stays unless the operator says so (A-11's force).
+        const force = ctx.flags.get('force')?.value === true;
+        let removed: boolean;
+        try {
+          removed = await s.users.remove(name, { force });
+        } catch (error) {
+          if (error instanceof ServiceError && error.code === 'ERR_LAST_ADMIN') {
+            throw new ServiceError('ERR_LAST_ADMIN', `"${name}" is the only admin; make another user admin first, or pass --force`);
+          }
+          throw error;
+        }
+        if (!removed) throw new ServiceError('ERR_USER_NOT_FOUND', `no user "${name}"`);
         ctx.io.stderr.write(`deleted user "${name}"\n`);
       }),
   },

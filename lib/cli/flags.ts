@@ -90,6 +90,7 @@ export const FLAGS = {
   'pg-query-timeout': { type: 'string', value: 'MS', env: 'HTTPSKIT_PG_QUERY_TIMEOUT', help: 'longest PostgreSQL operation before a 503, ms (default 3000)', toOptions: (t) => ({ postgres: { queryTimeoutMs: wholeNumber(t) } }) },
   'no-migrate': { type: 'boolean', env: 'HTTPSKIT_NO_MIGRATE', help: 'do not migrate the PostgreSQL schema at start (run "store migrate" instead)', toOptions: (on) => (on ? { postgres: { migrate: false } } : {}) },
   admin: { type: 'boolean', help: 'make the user an admin' },
+  force: { type: 'boolean', help: 'delete the user even if it is the only admin' },
   help: { type: 'boolean', short: 'h', help: 'show this help' },
   version: { type: 'boolean', help: 'show the version' },
 } as const satisfies Record<string, FlagSpec>;

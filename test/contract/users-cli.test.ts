@@ -57,6 +57,28 @@ test('R-7 user role NAME admin|user: changes the role; the last admin stays; usa
   }
 });
 
+test('A-11 user del: the only admin is deleted only with --force (exit 1 naming the flag otherwise); other users and a second admin go as before', async (t) => {
+  const dir = await tempDir(t);
+  const store = ['--store', join(dir, 'users.json')];
+  assert.equal((await run(['user', 'add', 'root', '--admin', ...store], { input: PW, env: FAST })).code, 0);
+  assert.equal((await run(['user', 'add', 'ann', ...store], { input: PW, env: FAST })).code, 0);
+  const refused = await run(['user', 'del', 'root', ...store]);
+  assert.equal(refused.code, 1, refused.stderr);
+  assert.match(refused.stderr, /"root" is the only admin; make another user admin first, or pass --force/);
+  assert.match((await run(['user', 'list', ...store])).stdout, /^root\tadmin\t/m);
+  assert.equal((await run(['user', 'del', 'ann', ...store])).code, 0, 'a user who is not an admin goes without --force');
+  // With a second admin, either may go.
+  assert.equal((await run(['user', 'add', 'bea', '--admin', ...store], { input: PW, env: FAST })).code, 0);
+  assert.equal((await run(['user', 'del', 'bea', ...store])).code, 0);
+  const forced = await run(['user', 'del', 'root', '--force', ...store]);
+  assert.equal(forced.code, 0, forced.stderr);
+  assert.match(forced.stderr, /deleted user "root"/);
+  assert.equal((await run(['user', 'list', ...store])).stdout, '');
+  const misplaced = await run(['user', 'list', '--force', ...store]);
+  assert.equal(misplaced.code, 2);
+  assert.match(misplaced.stderr, /--force does not apply to user list/);
+});
+
 // H-1: the served port speaks both protocols; the hook runs the same for either.
 for (const protocol of PROTOCOLS) test(`P-12 serve --on-reset-token COMMAND: a real script gets the event on stdin; the token works; unknown users get nothing (${protocol})`, async (t) => {
   let out = '';
