@@ -13,7 +13,7 @@ import { strongEtag } from '../representation/etag.js';
 import type { Selector } from '../representation/select.js';
 import { noSuchItem, type ServedResource } from '../resources/definition.js';
 import { createKeyedLock } from '../resources/item-lock.js';
-import { bareSegment } from '../http/path-segment.js';
+import { bareSegment, isDotSegment } from '../http/path-segment.js';
 import { readJsonBody } from '../http/json-body.js';
 import { applyMergePatch } from '../resources/merge-patch.js';
 import type { Caller, Created, ResourceDefinition } from '../resources/resource.js';
@@ -146,6 +146,7 @@ export function createResourceWriteHandlers(o: ResourceWriteOptions): ResourceWr
       const context = new ItemLoaderContext(name, target.name, ctx, authenticate);
       return lock.run(target.name, async () => {
         const before = await current(ctx, target, context, false);
+        if (getItem !== undefined && !before.exists && isDotSegment(target.name)) throw dotId(target.name);
         const value = await put.call(item, target.name, checked, context);
         // A-5: 201 when `get` said the item did not exist.
         if (getItem !== undefined && !before.exists) return answer(201, target, selection, value, `${itemBase}${bareSegment(target.name)}`);
@@ -192,9 +193,22 @@ function uncheckable(): HttpError {
   return new HttpError(problem(412, 'precondition-failed', { detail: 'This resource cannot evaluate If-Match or If-None-Match here (it has no get to read the current value): nothing was done.' }));
 }
 
-/** What `post` returned, checked: `{ id, value }` with an id that can be a path segment. A wrong shape is the embedder's bug (500). */
+/**
+ * What `post` returned, checked: `{ id, value }` with an id that can be a path segment (not `.` or
+ * `..`, which RFC 3986 §5.2.4 removes from a URL, however their dots are spelled: `%2E` is `.`,
+ * §6.2.2.2). A wrong shape is the embedder's bug (500).
+ */
 function createdOf(created: unknown, name: string): Created {
   const id = (created as Partial<Created> | null | undefined)?.id;
-  if ((typeof id === 'string' && id !== '') || (typeof id === 'number' && Number.isFinite(id))) return created as Created;
-  throw new TypeError(`resource "${name}": post must return { id, value } with a non-empty string or finite number id`);
+  if ((typeof id === 'string' && id !== '' && !isDotSegment(id)) || (typeof id === 'number' && Number.isFinite(id))) return created as Created;
+  throw new TypeError(`resource "${name}": post must return { id, value } with a finite number id or a non-empty string id other than "." and ".." (no URL can name those)`);
+}
+
+/**
+ * A PUT that would create the item `.` or `..` (its dots sent as `%2E`): refused as U-2 refuses such
+ * a user name. No client that removes dot segments (browsers, fetch) could reach it again; one that
+ * exists already is still read, replaced and deleted.
+ */
+function dotId(id: string): HttpError {
+  return new HttpError(problem(400, 'bad-request', { detail: `An item cannot be created with the id "${id}": URLs remove "." and ".." segments (RFC 3986), so no client could name it.` }));
 }

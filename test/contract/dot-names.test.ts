@@ -126,3 +126,60 @@ test('U-2 user add refuses "." and ".." before the store is created, as any bad 
   }
   assert.deepEqual(await readdir(dir), []);
 });
+
+// A-5 with U-2's reasoning: an item id `.` or `..` is a segment every URL parser removes (RFC 3986
+// §5.2.4; WHATWG URL reads `%2E` as `.` too), so fetch and browsers could never name the item again.
+// curl sends `%2E` as it is, as the service's own test client would not (it parses the URL).
+for (const protocol of PROTOCOLS) test(`A-5 items "." and "..": a PUT that would create one is 400, a post that returns one is the embedder's bug (500); one that exists is still read and replaced (${protocol})`, async (t) => {
+  const skip = await curlSkip(protocol);
+  if (skip !== undefined) return t.skip(skip);
+  const items = new Map<string, unknown>();
+  const puts: string[] = [];
+  const s = await startService(
+    t,
+    {
+      resources: {
+        notes: {
+          post: (body: { id: string }) => {
+            items.set(body.id, body);
+            return { id: body.id, value: body };
+          },
+          item: {
+            get: (id: string) => items.get(id),
+            put: (id: string, body: unknown) => {
+              puts.push(id);
+              items.set(id, body);
+              return body;
+            },
+          },
+        },
+      },
+    },
+    protocol,
+  );
+  const json = { 'content-type': 'application/json' };
+  const put = (path: string, body: string) => curl(s, protocol, path, 'Bearer unused', ['-X', 'PUT', '-H', 'content-type: application/json', '--data-binary', body]);
+  for (const encoded of ['%2E%2E', '%2e', '%2E.']) {
+    const refused = await put(`/api/notes/${encoded}`, '{"n":1}');
+    assert.equal(refused.status, 400, refused.body);
+    assert.match(JSON.parse(refused.body).detail, /cannot be created with the id "\.\.?"/);
+  }
+  assert.deepEqual(puts, [], 'put is not called');
+  assert.deepEqual([...items.keys()], []);
+  // One that exists (made by the application itself) is read and replaced (200: it is not created).
+  items.set('.', { n: 0 });
+  const read = await curl(s, protocol, '/api/notes/%2E.json', 'Bearer unused');
+  assert.equal(read.status, 200, read.body);
+  assert.deepEqual(JSON.parse(read.body), { n: 0 });
+  const replaced = await put('/api/notes/%2E', '{"n":2}');
+  assert.equal(replaced.status, 200, replaced.body);
+  assert.deepEqual(puts, ['.']);
+  const three = await s.fetch('/api/notes/...', { method: 'PUT', headers: json, body: '{"n":3}' });
+  assert.equal(three.status, 201, 'three dots are an id like any other');
+  assert.equal(three.headers['location'], '/api/notes/...');
+  // A post returning "..": 500 without detail (E-3), and the log names the fault.
+  const posted = await s.fetch('/api/notes', { method: 'POST', headers: json, body: '{"id":".."}' });
+  assert.equal(posted.status, 500, posted.body);
+  assert.equal(posted.headers['location'], undefined);
+  assert.ok(s.logs.some((line) => line.includes('post must return') && line.includes('no URL can name those')), s.logs.join('\n'));
+});

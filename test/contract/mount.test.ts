@@ -200,6 +200,9 @@ test('A-9 service.middleware behind body parsers (express.json() and express.url
   // A body the parsers left alone, and a request without a body, are served as ever.
   const text = await send('/svc/api/books', { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'x' });
   assert.equal(text.status, 415);
+  // A form, which express.urlencoded() read: 415 as any form is (no route here takes one).
+  const formFields = await send('/svc/api/books', { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'title=Emma' });
+  assert.equal(formFields.status, 415, formFields.body);
   const list = await send('/svc/api/books.json');
   assert.equal(list.body, '[[1,2],{"title":"Mansfield Park"}]');
   // Read elsewhere and left in no form the service takes: the mount's fault, said so.
