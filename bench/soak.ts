@@ -63,7 +63,7 @@ const PEAK_TARGET_MIB = 100;
 const SLOPE_TARGET_MIB_PER_MINUTE = 1;
 
 export async function runSoakBench(load: Child, o: SoakOptions): Promise<SoakResult> {
-  const server = await startServer('httpskit+log', 'httpskit.js', { certFile: o.certFile, keyFile: o.keyFile, log: true }, o.nodeFlags);
+  const server = await startServer('httpskit+log', 'httpskit.js', { certFile: o.certFile, keyFile: o.keyFile, log: true, cli: true }, o.nodeFlags);
   try {
     if (o.pin) pinToCpu(server.pid, 0);
     const samples: Array<[number, number]> = [];

@@ -43,4 +43,6 @@ export interface ServerArgs {
    * `allowHTTP1` on the HTTPS port (default: Fastify's node:https server).
    */
   readonly http2?: boolean;
+  /** httpskit only: the process as `httpskit serve` runs it, its young generation held (lib/cli/young-generation.ts). */
+  readonly cli?: boolean;
 }

@@ -2,6 +2,7 @@
 // HTTPS and plain HTTP on free loopback ports. argv[2] is a ServerArgs JSON.
 import { readFileSync } from 'node:fs';
 import { createService, type ServiceOptions } from '../../lib/index.js';
+import { holdYoungGeneration } from '../../lib/cli/young-generation.js';
 import { streamLines } from '../../lib/log.js';
 import { PROCESS_HASH_LIMIT } from '../../lib/users/scrypt-pool.js';
 import type { ServerArgs } from './bodies.js';
@@ -28,6 +29,7 @@ const options: ServiceOptions = {
 };
 const service = createService(options);
 const { url, httpUrl, metricsUrl } = await service.listen();
+if (args.cli === true) holdYoungGeneration();
 serveControl(
   { kind: 'ready', url, httpUrl: httpUrl ?? '' },
   {

@@ -3,6 +3,7 @@ import { streamLines } from '../log.js';
 import { UsageError } from './args.js';
 import type { CommandContext } from './command.js';
 import { describe } from './describe.js';
+import { holdYoungGeneration } from './young-generation.js';
 
 /**
  * `serve` (C-2, C-5, C-6): listen until SIGINT/SIGTERM (or, when npm started it, until npm's
@@ -35,6 +36,8 @@ export async function serve(ctx: CommandContext): Promise<void> {
     const what = typeof code === 'string' && code.startsWith('ERR_OSSL') ? 'the certificate or key is not usable: ' : '';
     throw new Error(`cannot start: ${what}${describe(error)}`, { cause: error });
   }
+  // The process is the server's own: its young generation is kept small (young-generation.ts).
+  holdYoungGeneration();
   // H-2: SIGHUP re-reads --cert/--key (a refused pair is logged; the old one stays).
   const reload = (): void => void service.reloadCertificate().catch(() => {});
   process.on('SIGHUP', reload);
