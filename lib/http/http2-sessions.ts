@@ -109,6 +109,11 @@ interface Watch {
   narrowed: boolean;
   /** The flow-control window each of the session's streams opens to its peer: what a body nobody reads may leave waiting. */
   readonly window: number;
+  /** Its TLS connection (undefined if it could not be told): what it holds queued is read from it (queuedBytes). */
+  readonly socket: Socket | undefined;
+  /** What its connection held queued when last looked at, counted in `held` (syncQueued), and since when that has not changed. */
+  queued: number;
+  queuedSince: number;
 }
 
 /**
@@ -183,10 +188,14 @@ export function mayHoldUnsent(stream: ServerHttp2Stream, body: string): boolean 
   const { budget } = watch;
   let held = 0;
   for (const other of watch.streams.keys()) if (other !== stream) held += unsentBytes(other);
+  // What its connection holds queued (queuedBytes): next to nothing for a reader that reads (its
+  // SETTINGS, the tail of a response), megabytes for one that reads nothing.
+  const queued = syncQueued(watch);
   // One response held alone is let through whatever its size: a session that takes what it is
   // sent is served whoever holds the budget (so each session may hold one, as an HTTP/1.1
   // connection holds the response in progress).
-  if (held === 0) return chargeBody(watched, bytes);
+  if (held === 0 && queued <= QUEUED_COPIES * SMALL_BODY_BYTES) return chargeBody(watched, bytes);
+  held += queued;
   if (held + bytes > watch.maxUnsentBytes) return false;
   if (budget.held + bytes > budget.limit) {
     budget.refused++;
@@ -203,10 +212,50 @@ function fairShare(budget: Budget): number {
 
 /** Counts `bytes` of `watched`'s stream (STREAM_BYTES when it opens) in its session's and its server's share. */
 function charge(watched: Watched, bytes: number): void {
-  const { watch } = watched;
+  chargeSession(watched.watch, bytes);
+}
+
+/** Counts `bytes` in `watch`'s session's and its server's share (uncharge's reverse). */
+function chargeSession(watch: Watch, bytes: number): void {
   if (watch.held === 0) watch.budget.sessions++;
   watch.held += bytes;
   watch.budget.held += bytes;
+}
+
+/**
+ * What `watch`'s connection holds queued for the kernel: node:http2 hands its socket one write at a
+ * time, all it may send at that moment (every stream's DATA its peer's windows allow), and writes
+ * the next once the last is taken. A peer that opens its windows wide and reads nothing from the
+ * connection (a hostile review: SETTINGS_INITIAL_WINDOW_SIZE 2^31-1, 100 requests for
+ * /openapi.json a second) leaves that write, about 4 MiB, queued for good, on streams that are
+ * closed by then: 300 such connections took RSS to 1.4 GB, and their descriptors stayed after the
+ * peers had gone. The TLS socket's handle says how many bytes its writes hold (`writeQueueSize`,
+ * what `socket.bufferSize` reads for node:net's own writes); 0 where it does not say.
+ */
+function queuedBytes(watch: Watch): number {
+  const size = (watch.socket as { readonly _handle?: { readonly writeQueueSize?: unknown } | null } | undefined)?._handle?.writeQueueSize;
+  return typeof size === 'number' && size > 0 ? size * QUEUED_COPIES : 0;
+}
+
+/**
+ * A queued write is held twice until it is done: as node:http2 wrote it (its streams' buffers,
+ * which it frees when the write completes) and as TLS encrypted it (measured: 300 such connections
+ * held 42 MB queued and 120 MB of buffers).
+ */
+const QUEUED_COPIES = 2;
+
+/**
+ * Counts what `watch`'s connection holds queued now in its share, instead of what it held when last
+ * looked at (at each check, each stream's close and each large body); returns it.
+ */
+function syncQueued(watch: Watch): number {
+  const queued = queuedBytes(watch);
+  if (queued === watch.queued) return queued;
+  if (queued > watch.queued) chargeSession(watch, queued - watch.queued);
+  else uncharge(watch, watch.queued - queued);
+  watch.queued = queued;
+  watch.queuedSince = performance.now();
+  return queued;
 }
 
 /** Counts a body let through on `watched`'s stream; true. */
@@ -299,13 +348,35 @@ export function guardSessions(server: Http2SecureServer, limits: SessionLimits):
     sessions.add(session);
     if (arriving !== undefined) socketOf.set(session, arriving);
     const streams = new Map<ServerHttp2Stream, Watched>();
-    const watch: Watch = { session, streams, maxUnsentBytes, budget, held: 0, narrowed: false, window: session.localSettings.initialWindowSize ?? DEFAULT_WINDOW_BYTES };
+    const watch: Watch = {
+      session,
+      streams,
+      maxUnsentBytes,
+      budget,
+      held: 0,
+      narrowed: false,
+      window: session.localSettings.initialWindowSize ?? DEFAULT_WINDOW_BYTES,
+      socket: arriving,
+      queued: 0,
+      queuedSince: 0,
+    };
     watches.set(session, watch);
     let idle: NodeJS.Timeout | undefined;
     let check: NodeJS.Timeout | undefined;
     const arm = (ms: number): void => {
       idle = setTimeout(() => closeIdle(session), ms);
       idle.unref();
+    };
+    // Checked while a stream is open or its connection holds anything queued (a response whose
+    // streams have closed may still be on its way: queuedBytes); idle from then on.
+    const tick = (): void => {
+      checkStreams(session, watch, limits.requestTimeoutMs);
+      if (streams.size === 0 && watch.queued === 0 && check !== undefined) quiet();
+    };
+    const quiet = (): void => {
+      clearInterval(check);
+      check = undefined;
+      if (!session.closed && !session.destroyed) arm(limits.keepAliveTimeoutMs);
     };
     // Like HTTP/1.1's headersTimeout: a silent or dribbling connection (no complete HEADERS)
     // is closed; a PING or SETTINGS frame does not count as a request.
@@ -316,6 +387,8 @@ export function guardSessions(server: Http2SecureServer, limits: SessionLimits):
       // Its streams' own 'close' comes too; whichever is first gives their charge back.
       for (const watched of streams.values()) release(watched);
       streams.clear();
+      if (watch.queued > 0) uncharge(watch, watch.queued);
+      watch.queued = 0;
       sessions.delete(session);
     });
     session.on('stream', (stream: ServerHttp2Stream, _headers: unknown, flags: number) => {
@@ -328,19 +401,17 @@ export function guardSessions(server: Http2SecureServer, limits: SessionLimits):
         chargeInbound(watched, watch.window);
         stream.once('end', () => (watched.complete = true));
       }
-      if (streams.size === 0) {
+      if (check === undefined) {
         clearTimeout(idle);
-        check = setInterval(() => checkStreams(session, watch, limits.requestTimeoutMs), CHECK_INTERVAL_MS);
+        check = setInterval(tick, CHECK_INTERVAL_MS);
         check.unref();
       }
       streams.set(stream, watched);
       stream.once('close', () => {
         release(watched);
         streams.delete(stream);
-        if (streams.size === 0) {
-          clearInterval(check);
-          if (!session.closed && !session.destroyed) arm(limits.keepAliveTimeoutMs);
-        }
+        // What it sent may now wait in the connection's queue instead: counted there (syncQueued).
+        if (syncQueued(watch) === 0 && streams.size === 0) quiet();
         // Its streams go when the session is destroyed, by us or by node:http2 (a peer's error).
         if (session.destroyed) cutSocketLater(session);
       });
@@ -421,6 +492,13 @@ function checkStreams(session: ServerHttp2Session, watch: Watch, timeoutMs: numb
   const stallMs = crowded ? PRESSURE_STALL_MS : timeoutMs;
   if (watch.narrowed && !crowded) narrow(watch, false);
   const now = performance.now();
+  // What its connection holds queued that the peer took nothing of for as long: all of the session
+  // is stuck behind it (node:http2 writes nothing more meanwhile, and reads nothing either).
+  if (syncQueued(watch) > 0 && now - watch.queuedSince >= stallMs) {
+    budget.cut++;
+    destroySession(session);
+    return;
+  }
   const stalled: ServerHttp2Stream[] = [];
   let moving = false;
   for (const [stream, watched] of streams) {
