@@ -114,6 +114,8 @@ interface Watch {
   /** What its connection held queued when last looked at, counted in `held` (syncQueued), and since when that has not changed. */
   queued: number;
   queuedSince: number;
+  /** Its session has closed and given back all it held: nothing is counted for it any more. */
+  gone: boolean;
 }
 
 /**
@@ -249,6 +251,7 @@ const QUEUED_COPIES = 2;
  * looked at (at each check, each stream's close and each large body); returns it.
  */
 function syncQueued(watch: Watch): number {
+  if (watch.gone) return 0;
   const queued = queuedBytes(watch);
   if (queued === watch.queued) return queued;
   if (queued > watch.queued) chargeSession(watch, queued - watch.queued);
@@ -359,6 +362,7 @@ export function guardSessions(server: Http2SecureServer, limits: SessionLimits):
       socket: arriving,
       queued: 0,
       queuedSince: 0,
+      gone: false,
     };
     watches.set(session, watch);
     let idle: NodeJS.Timeout | undefined;
@@ -389,6 +393,7 @@ export function guardSessions(server: Http2SecureServer, limits: SessionLimits):
       streams.clear();
       if (watch.queued > 0) uncharge(watch, watch.queued);
       watch.queued = 0;
+      watch.gone = true;
       sessions.delete(session);
     });
     session.on('stream', (stream: ServerHttp2Stream, _headers: unknown, flags: number) => {

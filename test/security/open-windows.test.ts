@@ -91,5 +91,13 @@ test('L-2 HTTP/2 readers that open every window and read nothing: what waits in 
   // The default budget (64 MiB, what is queued counted twice: as written and as encrypted), one
   // response per connection and the connections themselves.
   assert.ok(peak - baseline < 260, `RSS rose by ${(peak - baseline).toFixed(0)} MiB`);
+  // What they held is given back: a new connection's 100 streams are all answered, none refused.
+  const fresh = await RawH2.open(server.port, server.ca);
+  t.after(() => fresh.close());
+  await fresh.write(...Array.from({ length: 100 }, (_, n) => headersFrame(2 * n + 1, { path: '/api/something.json' })));
+  const answered = (): number => new Set(fresh.frames.filter((f) => f.type === FRAME.HEADERS).map((f) => f.streamId)).size;
+  for (let i = 0; i < 100 && answered() < 100; i++) await sleep(50);
+  assert.equal(answered(), 100);
+  assert.equal(fresh.frames.filter((f) => f.type === FRAME.RST_STREAM).length, 0, 'no stream refused: the budget is whole again');
   assert.ok(server.alive());
 });
