@@ -7,29 +7,19 @@
 // The server is a child process: its RSS from /proc, its open connections as its socket descriptors.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { request } from '../helpers/https.js';
+import { tempDir } from '../helpers/tmp.js';
 import { noProcFs, startChildServer, type ChildServer } from './helpers/child-server.js';
-import { frame, FRAME, headersFrame, RawH2, settingsFrame } from './helpers/h2-frames.js';
+import { FRAME, headersFrame, RawH2, settingsFrame, windowUpdateFrame } from './helpers/h2-frames.js';
 
 const SETTINGS_INITIAL_WINDOW_SIZE = 0x4;
 const MAX_WINDOW = 2 ** 31 - 1;
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
-async function tempDir(t: { after: (fn: () => unknown) => void }): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), 'httpskit-open-windows-'));
-  t.after(() => rm(dir, { recursive: true, force: true, maxRetries: 5 }).catch(() => {}));
-  return dir;
-}
-
 /** A connection whose windows are as wide as they go and which never reads; `next()` opens 100 more streams. */
 async function wideOpen(server: ChildServer): Promise<{ readonly c: RawH2; next(): Promise<void> }> {
   const c = await RawH2.open(server.port, server.ca);
-  const grow = Buffer.alloc(4);
-  grow.writeUInt32BE(MAX_WINDOW - 65_535, 0);
-  await c.write(settingsFrame([[SETTINGS_INITIAL_WINDOW_SIZE, MAX_WINDOW]]), frame(FRAME.WINDOW_UPDATE, 0, 0, grow));
+  await c.write(settingsFrame([[SETTINGS_INITIAL_WINDOW_SIZE, MAX_WINDOW]]), windowUpdateFrame(0, MAX_WINDOW - 65_535));
   c.reading(false);
   let id = 1;
   return {

@@ -14,7 +14,7 @@ import { createService } from '../../lib/index.js';
 import { request } from '../helpers/https.js';
 import { startService } from '../helpers/service.js';
 import { noProcFs, startChildServer, type ChildServer } from './helpers/child-server.js';
-import { ERROR, errorCode, frame, FRAME, headersFrame, RawH2, settingsFrame } from './helpers/h2-frames.js';
+import { ERROR, errorCode, frame, FRAME, headersFrame, RawH2, settingsFrame, windowUpdateFrame } from './helpers/h2-frames.js';
 
 const SETTINGS_MAX_CONCURRENT_STREAMS = 0x3;
 const SETTINGS_INITIAL_WINDOW_SIZE = 0x4;
@@ -25,11 +25,6 @@ async function tempDir(t: { after: (fn: () => unknown) => void }): Promise<strin
   return dir;
 }
 
-function windowUpdate(streamId: number, bytes: number): Buffer {
-  const payload = Buffer.alloc(4);
-  payload.writeUInt32BE(bytes, 0);
-  return frame(FRAME.WINDOW_UPDATE, 0, streamId, payload);
-}
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -116,14 +111,14 @@ test('L-2 HTTP/2: a stream whose window stays shut is reset after the request ti
   t.after(() => c.close());
   // Every stream starts with a window of 0; stream 3 is opened 64 KiB every 400 ms (about 160 KB/s,
   // so its 1 MB takes some 6 s, three request time-outs); stream 1 is never opened.
-  await c.write(settingsFrame([[SETTINGS_INITIAL_WINDOW_SIZE, 0]]), windowUpdate(0, 2 ** 30));
+  await c.write(settingsFrame([[SETTINGS_INITIAL_WINDOW_SIZE, 0]]), windowUpdateFrame(0, 2 ** 30));
   await c.write(headersFrame(1, { path: '/api/big.json' }), headersFrame(3, { path: '/api/big.json' }));
   const started = performance.now();
   const received = (id: number): number => c.frames.filter((f) => f.type === FRAME.DATA && f.streamId === id).reduce((n, f) => n + f.payload.length, 0);
   const ended = (id: number): boolean => c.frames.some((f) => f.type === FRAME.DATA && f.streamId === id && (f.flags & 0x1) !== 0);
   let resetAt: number | undefined;
   while (!ended(3) && performance.now() - started < 20_000) {
-    await c.write(windowUpdate(3, 65_536));
+    await c.write(windowUpdateFrame(3, 65_536));
     await sleep(400);
     if (resetAt === undefined && c.frames.some((f) => f.type === FRAME.RST_STREAM && f.streamId === 1)) resetAt = performance.now() - started;
   }

@@ -9,7 +9,7 @@ import { tempDir } from '../helpers/tmp.js';
 import { request } from '../helpers/https.js';
 import { noProcFs, startChildServer } from './helpers/child-server.js';
 import { startService } from '../helpers/service.js';
-import { ERROR, errorCode, FLAG, frame, FRAME, headersFrame, RawH2, settingsFrame } from './helpers/h2-frames.js';
+import { ERROR, errorCode, FLAG, frame, FRAME, headersFrame, RawH2, settingsFrame, windowUpdateFrame } from './helpers/h2-frames.js';
 
 const SETTINGS_INITIAL_WINDOW_SIZE = 0x4;
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
@@ -79,7 +79,7 @@ test('L-2, RFC 9113 §8.1: a GET sent with a body nobody reads is answered, its 
   assert.ok(reopened !== undefined, 'the stream\'s window was opened again: its body was discarded, not kept');
   assert.equal(c.frames.some((f) => f.type === FRAME.RST_STREAM && f.streamId === 1), false, 'not closed while its response waits');
   // The reader opens its window: the response comes, then RST_STREAM(NO_ERROR) asks it to stop sending.
-  await c.write(windowUpdate(1, 1_000_000));
+  await c.write(windowUpdateFrame(1, 1_000_000));
   const closed = await c.waitFor((f) => f.type === FRAME.RST_STREAM && f.streamId === 1, 5_000);
   assert.ok(closed !== undefined && errorCode(closed) === ERROR.NO_ERROR, 'closed with NO_ERROR');
   const body = Buffer.concat(c.frames.filter((f) => f.type === FRAME.DATA && f.streamId === 1).map((f) => f.payload));
@@ -87,8 +87,3 @@ test('L-2, RFC 9113 §8.1: a GET sent with a body nobody reads is answered, its 
   assert.doesNotThrow(() => JSON.parse(body.toString('utf8')), 'the whole response came');
 });
 
-function windowUpdate(streamId: number, bytes: number): Buffer {
-  const payload = Buffer.alloc(4);
-  payload.writeUInt32BE(bytes, 0);
-  return frame(FRAME.WINDOW_UPDATE, 0, streamId, payload);
-}

@@ -41,6 +41,13 @@ export function pingFrame(n: number): Buffer {
   return frame(FRAME.PING, 0, 0, payload);
 }
 
+/** WINDOW_UPDATE: `bytes` more for stream `streamId` (0: the connection). */
+export function windowUpdateFrame(streamId: number, bytes: number): Buffer {
+  const payload = Buffer.alloc(4);
+  payload.writeUInt32BE(bytes, 0);
+  return frame(FRAME.WINDOW_UPDATE, 0, streamId, payload);
+}
+
 export function rstStreamFrame(streamId: number, code: number): Buffer {
   const payload = Buffer.alloc(4);
   payload.writeUInt32BE(code, 0);
