@@ -490,6 +490,8 @@ function closeIdle(session: ServerHttp2Session): void {
  */
 function checkStreams(session: ServerHttp2Session, watch: Watch, timeoutMs: number): void {
   const { streams, budget } = watch;
+  // What its connection holds queued, counted before the budget is judged (syncQueued).
+  const queued = syncQueued(watch);
   // Past half the budget (Budget) a response that took nothing for PRESSURE_STALL_MS is stalled, and
   // so is a request that sent next to nothing: cut down to half of it, not just under it, since a
   // budget left full to the brim would still refuse every newcomer its streams.
@@ -497,9 +499,9 @@ function checkStreams(session: ServerHttp2Session, watch: Watch, timeoutMs: numb
   const stallMs = crowded ? PRESSURE_STALL_MS : timeoutMs;
   if (watch.narrowed && !crowded) narrow(watch, false);
   const now = performance.now();
-  // What its connection holds queued that the peer took nothing of for as long: all of the session
-  // is stuck behind it (node:http2 writes nothing more meanwhile, and reads nothing either).
-  if (syncQueued(watch) > 0 && now - watch.queuedSince >= stallMs) {
+  // A queue the peer took nothing of for as long: all of the session is stuck behind it
+  // (node:http2 writes nothing more meanwhile, and reads nothing either).
+  if (queued > 0 && now - watch.queuedSince >= stallMs) {
     budget.cut++;
     destroySession(session);
     return;
