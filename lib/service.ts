@@ -586,8 +586,8 @@ async function dropDigestSecrets(store: Store): Promise<void> {
 /** H-5: a hash refused because the gate's queue is full counts as a `hash-queue-full` refusal. */
 function countRefusals(gate: HashGate, metrics: Metrics): HashGate {
   return {
-    run: (task) =>
-      gate.run(task).catch((error: unknown) => {
+    run: (task, caller) =>
+      gate.run(task, caller).catch((error: unknown) => {
         if (isHashBusy(error)) metrics.throttled('hash-queue-full');
         throw error;
       }),

@@ -128,7 +128,7 @@ export function createAuthenticator(o: AuthenticatorOptions) {
     const { attempt, record: read } = await gateAndRead(name, ctx.address);
     let record: UserRecord | undefined;
     try {
-      record = await o.users.verify(name, creds.password, { record: read });
+      record = await o.users.verify(name, creds.password, { record: read }, addressKey(ctx.address));
     } catch (error) {
       await attempt.release();
       throw error;

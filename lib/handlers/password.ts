@@ -5,6 +5,7 @@ import { requirePreconditions } from '../http/preconditions.js';
 import { HttpError, problem } from '../http/problem.js';
 import type { Reply } from '../http/reply.js';
 import { decodeUtf8Strict, hasLoneSurrogate } from '../users/prepare.js';
+import { addressKey } from '../users/throttle.js';
 import { PasswordPolicyError, type Users } from '../users/users.js';
 import { requireHttps } from './caller.js';
 import { segmentUserName } from './user-view.js';
@@ -50,6 +51,7 @@ export function createPasswordHandlers(o: PasswordHandlerOptions) {
       ...(own && who.password !== undefined ? { knownCurrent: who.password } : {}),
       ...(who.token === undefined ? {} : { token: who.token }),
       ...(current === undefined ? {} : { current }),
+      caller: addressKey(ctx.address),
     });
     return NO_CONTENT;
   }
@@ -69,7 +71,7 @@ export function createPasswordHandlers(o: PasswordHandlerOptions) {
     const { attempt, record: read } = target === undefined ? { attempt: await o.auth.gate(account, ctx.address), record: undefined } : await o.auth.gateAndRead(target, ctx.address);
     let record;
     try {
-      record = target === undefined ? undefined : await o.users.verify(target, oldpasswd, { record: read });
+      record = target === undefined ? undefined : await o.users.verify(target, oldpasswd, { record: read }, addressKey(ctx.address));
       if (record === undefined || target === undefined) {
         await attempt.fail();
         // P-5: the old password is in the body, so no challenge is owed: 403, not 401.
@@ -81,7 +83,7 @@ export function createPasswordHandlers(o: PasswordHandlerOptions) {
       await attempt.release();
     }
     // The record just verified is handed on: the change reads the user no second time.
-    await change(target as string, newpasswd, { via: 'form', by: target as string, knownCurrent: oldpasswd, current: record });
+    await change(target as string, newpasswd, { via: 'form', by: target as string, knownCurrent: oldpasswd, current: record, caller: addressKey(ctx.address) });
     return NO_CONTENT;
   }
 

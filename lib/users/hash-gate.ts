@@ -3,6 +3,12 @@
 // no more than one per CPU (scrypt-pool.ts). Beyond `concurrency` admitted hashes,
 // callers wait in a bounded queue; when that is full they are refused at once (the
 // caller answers 503 with Retry-After) instead of piling up memory.
+//
+// The queue is shared out by caller (an address): callers take turns at the free slots, and a
+// caller who finds the queue full takes the newest place of the one holding the most, when that
+// one holds at least two more than it. So one address's flood of guesses fills the queue only
+// while nobody else waits: a review's 50 connections of wrong Basic credentials from one address
+// kept another address's password change getting 503 for 20 s, first come, first served.
 
 import { ServiceError } from '../errors.js';
 
@@ -14,8 +20,12 @@ export interface HashGateOptions {
 }
 
 export interface HashGate {
-  /** Runs `task` when a slot is free; rejects with ServiceError ERR_HASH_BUSY when the queue is full. */
-  run<T>(task: () => Promise<T>): Promise<T>;
+  /**
+   * Runs `task` when a slot is free; rejects with ServiceError ERR_HASH_BUSY when the queue is full
+   * and `caller` may not take another's place in it. `caller` names who asks (an address key); tasks
+   * without one share one turn.
+   */
+  run<T>(task: () => Promise<T>, caller?: string): Promise<T>;
   readonly active: number;
   readonly queued: number;
 }
@@ -34,12 +44,45 @@ export function createHashGate(options: HashGateOptions = {}): HashGate {
   );
   const queueLimit = integer(options.queueLimit ?? concurrency * 4, 'queueLimit', 0);
   let active = 0;
-  const waiting: Array<() => void> = []; // FIFO of starters
+  // Each caller's waiting tasks, in the order callers take their turns: the first caller's oldest
+  // task starts next, and the caller goes to the back if it has more (round robin).
+  const lines = new Map<string, Waiter[]>();
+  // holding[n]: the callers with n tasks waiting; `most` the largest such n (0 when none wait).
+  const holding: Array<Set<string>> = [];
+  let most = 0;
+  let waiting = 0;
+
+  // Caller `caller` goes from `from` tasks waiting to `to` (one more or one fewer).
+  function recount(caller: string, from: number, to: number): void {
+    if (from > 0) holding[from]?.delete(caller);
+    if (to > 0) (holding[to] ??= new Set()).add(caller);
+    if (to > most) most = to;
+    while (most > 0 && (holding[most]?.size ?? 0) === 0) most--;
+  }
+
+  function enqueue(caller: string, waiter: Waiter): void {
+    let line = lines.get(caller);
+    if (line === undefined) lines.set(caller, (line = []));
+    line.push(waiter);
+    waiting++;
+    recount(caller, line.length - 1, line.length);
+  }
+
+  // Takes `caller`'s oldest task (its turn) or its newest (its place given up) off the queue; a
+  // caller with more waiting goes to the back of the turns.
+  function dequeue(caller: string, line: Waiter[], newest: boolean): Waiter {
+    const waiter = (newest ? line.pop() : line.shift()) as Waiter;
+    lines.delete(caller);
+    if (line.length > 0) lines.set(caller, line);
+    waiting--;
+    recount(caller, line.length + 1, line.length);
+    return waiter;
+  }
 
   function release(): void {
     active--;
-    const next = waiting.shift();
-    if (next !== undefined) next();
+    const first = lines.entries().next();
+    if (!first.done) dequeue(first.value[0], first.value[1], false).start();
   }
 
   function runNow<T>(task: () => Promise<T>): Promise<T> {
@@ -61,20 +104,36 @@ export function createHashGate(options: HashGateOptions = {}): HashGate {
   }
 
   return {
-    run<T>(task: () => Promise<T>): Promise<T> {
+    run<T>(task: () => Promise<T>, caller = ''): Promise<T> {
       if (active < concurrency) return runNow(task); // the common case, without a queue's promise
-      if (waiting.length >= queueLimit) return Promise.reject(new ServiceError('ERR_HASH_BUSY', 'too many password hashes in progress'));
+      if (waiting >= queueLimit) {
+        const mine = lines.get(caller)?.length ?? 0;
+        if (queueLimit === 0 || most < mine + 2) return Promise.reject(busy());
+        // The newest task of a caller holding the most gives its place up.
+        const heaviest = (holding[most] as Set<string>).values().next().value as string;
+        const evicted = dequeue(heaviest, lines.get(heaviest) as Waiter[], true);
+        evicted.refuse(busy());
+      }
       return new Promise<T>((resolve, reject) => {
-        waiting.push(() => void runNow(task).then(resolve, reject));
+        enqueue(caller, { start: () => void runNow(task).then(resolve, reject), refuse: reject });
       });
     },
     get active() {
       return active;
     },
     get queued() {
-      return waiting.length;
+      return waiting;
     },
   };
+}
+
+interface Waiter {
+  readonly start: () => void;
+  readonly refuse: (error: ServiceError) => void;
+}
+
+function busy(): ServiceError {
+  return new ServiceError('ERR_HASH_BUSY', 'too many password hashes in progress');
 }
 
 function integer(value: number, name: string, min: number): number {

@@ -70,6 +70,8 @@ export interface SetPasswordOptions {
    * spares a read. The change itself still runs on the committed state, atomically.
    */
   readonly current?: UserRecord;
+  /** Who asks (an address key, addressKey()): its hashes take their turns beside other callers' (HashGate). */
+  readonly caller?: string;
 }
 
 /**
@@ -85,9 +87,9 @@ export interface Users {
   /**
    * The user's record when the password is right; constant work for unknown users (U-3).
    * `read`: the user as the caller just read it (store.reserveAndGet(), `record` undefined for an
-   * unknown user), which spares the read here.
+   * unknown user), which spares the read here. `caller`: who asks (an address key), for the hash's turn (HashGate).
    */
-  verify(name: string, password: string, read?: { readonly record: UserRecord | undefined }): Promise<UserRecord | undefined>;
+  verify(name: string, password: string, read?: { readonly record: UserRecord | undefined }, caller?: string): Promise<UserRecord | undefined>;
   /** Sets a password after the policy; 'not-found', or 'token-invalid' when the token was used meanwhile. */
   setPassword(name: string, password: string, options: SetPasswordOptions): Promise<'ok' | 'not-found' | 'token-invalid'>;
   /** Removes a user; 'last-admin' when it is the only admin left (R-5), unless `allowLastAdmin`. */
@@ -121,20 +123,20 @@ export function createUsers(o: UsersOptions): Users {
     return check.name;
   };
 
-  async function policy(name: string, prepared: string, current: UserRecord | undefined, knownCurrent: string | undefined): Promise<void> {
+  async function policy(name: string, prepared: string, current: UserRecord | undefined, knownCurrent: string | undefined, caller?: string): Promise<void> {
     const violations = await checkPasswordPolicy(prepared, {
       username: name,
       minLength: o.minPasswordLength,
       isCurrent: async (candidate) => {
         if (current === undefined) return false;
         if (knownCurrent !== undefined) return preparePassword(knownCurrent) === candidate;
-        return o.gate.run(() => verifyPassword(candidate, current.hash, o.cost));
+        return o.gate.run(() => verifyPassword(candidate, current.hash, o.cost), caller);
       },
     });
     if (violations.length > 0) throw new PasswordPolicyError(violations);
   }
 
-  const hash = (prepared: string): Promise<string> => o.gate.run(() => hashPassword(prepared, o.cost));
+  const hash = (prepared: string, caller?: string): Promise<string> => o.gate.run(() => hashPassword(prepared, o.cost), caller);
   // The record's `digest` member while Digest is on (P-10), sealed before the atomic update.
   const seal = async (name: string, prepared: string): Promise<{ digest?: string }> => (o.digest === undefined ? {} : { digest: await o.digest.seal(name, prepared) });
 
@@ -162,18 +164,18 @@ export function createUsers(o: UsersOptions): Users {
       return info(record);
     },
 
-    async verify(name, password, read) {
+    async verify(name, password, read, caller) {
       const prepared = preparePassword(password);
       const record = read === undefined ? await o.store.get(name) : read.record;
       const phc = record?.hash ?? (await dummyHash());
       // U-3: at least the configured cost, whatever the stored hash's: no faster answer for old hashes.
-      const ok = await o.gate.run(() => verifyPassword(prepared, phc, o.cost));
+      const ok = await o.gate.run(() => verifyPassword(prepared, phc, o.cost), caller);
       if (record === undefined || !ok) return undefined;
       const upgrade = needsRehash(record.hash, o.cost);
       // The record read before verifying is the one returned: a second read per login cost a refresh.
       if (!upgrade && (o.digest === undefined || record.digest !== undefined)) return record;
       // U-3 / P-10: upgrade a weak hash, or write the Digest secret, on a successful login.
-      const phcNext = upgrade ? await hash(prepared) : record.hash;
+      const phcNext = upgrade ? await hash(prepared, caller) : record.hash;
       const sealed = await seal(name, prepared);
       await o.store.update(name, (current) => {
         if (current === undefined || current.hash !== record.hash) return { next: undefined, result: undefined };
@@ -187,8 +189,8 @@ export function createUsers(o: UsersOptions): Users {
       const current = options.current?.name === name ? options.current : await o.store.get(name);
       if (current === undefined) return 'not-found';
       const prepared = preparePassword(password);
-      await policy(name, prepared, current, options.knownCurrent);
-      const phc = await hash(prepared);
+      await policy(name, prepared, current, options.knownCurrent, options.caller);
+      const phc = await hash(prepared, options.caller);
       const sealed = await seal(name, prepared);
       const at = o.now();
       const outcome = await o.store.update(name, (latest) => {

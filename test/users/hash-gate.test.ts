@@ -81,6 +81,48 @@ test('P-8: waiting tasks start in arrival order', async () => {
   assert.deepEqual(order, [1, 2, 3, 4, 5]);
 });
 
+test('P-8: callers take turns at free slots: one caller with many waiting does not go before another\'s first', async () => {
+  const gate = createHashGate({ concurrency: 1, queueLimit: 10 });
+  const order: string[] = [];
+  const slot = deferred<void>();
+  const runs = [gate.run(() => slot.promise, 'flood')];
+  for (let i = 1; i <= 4; i++) runs.push(gate.run(async () => void order.push(`flood ${i}`), 'flood'));
+  runs.push(gate.run(async () => void order.push('other 1'), 'other'));
+  runs.push(gate.run(async () => void order.push('other 2'), 'other'));
+  runs.push(gate.run(async () => void order.push('anonymous'))); // no caller: a turn of its own
+  slot.resolve();
+  await Promise.all(runs);
+  assert.deepEqual(order, ['flood 1', 'other 1', 'anonymous', 'flood 2', 'other 2', 'flood 3', 'flood 4']);
+});
+
+test('P-8: a caller that finds the queue full takes the newest place of the caller holding the most, which gets ERR_HASH_BUSY', async () => {
+  const gate = createHashGate({ concurrency: 1, queueLimit: 3 });
+  const slot = deferred<void>();
+  const ran: string[] = [];
+  const running = gate.run(() => slot.promise, 'flood');
+  const flood = [1, 2, 3].map((i) => gate.run(async () => void ran.push(`flood ${i}`), 'flood'));
+  // The same caller is refused, as before: its own places are not given to itself.
+  await assert.rejects(gate.run(async () => undefined, 'flood'), { code: 'ERR_HASH_BUSY' });
+  // Another caller gets a place: the flood's newest gives it up.
+  const other = gate.run(async () => void ran.push('other'), 'other');
+  await assert.rejects(flood[2] as Promise<void>, { code: 'ERR_HASH_BUSY' });
+  assert.equal(gate.queued, 3);
+  // The flood holds 2, the other 1: a place changes hands only from a caller holding at least two
+  // more, so the other's second is refused, and a third caller's first takes the flood's newest.
+  await assert.rejects(gate.run(async () => undefined, 'other'), { code: 'ERR_HASH_BUSY' });
+  const third = gate.run(async () => void ran.push('third'), 'third');
+  await assert.rejects(flood[1] as Promise<void>, { code: 'ERR_HASH_BUSY' });
+  // One each: everyone is refused now.
+  for (const caller of ['flood', 'other', 'third', 'fourth']) await assert.rejects(gate.run(async () => undefined, caller), { code: 'ERR_HASH_BUSY' });
+  slot.resolve();
+  await Promise.all([running, flood[0], other, third]);
+  // A caller that gave a place up goes to the back of the turns.
+  assert.deepEqual(ran, ['other', 'flood 1', 'third']);
+  await settle();
+  assert.equal(gate.active, 0);
+  assert.equal(gate.queued, 0);
+});
+
 test('P-8: queueLimit 0 refuses as soon as every slot is busy', async () => {
   const gate = createHashGate({ concurrency: 1, queueLimit: 0 });
   const busy = deferred<void>();
