@@ -14,6 +14,7 @@ import { parseFormat, type Format, type Selection, type Selector } from '../repr
 import type { Caller, Resource } from '../resources/resource.js';
 import { decodeUtf8Strict, hasLoneSurrogate } from '../users/prepare.js';
 import { PasswordPolicyError } from '../users/users.js';
+import { addressKey } from '../users/throttle.js';
 import { requireHttps } from './caller.js';
 import { policyError } from './password.js';
 import { contentTypeOf, notAcceptable, PRIVATE, representationEtags, serialize, VARY_ACCEPT } from './representation.js';
@@ -28,7 +29,7 @@ type Expectation = (current: UserLike) => boolean;
 export interface UserDirectory {
   get(name: string): Promise<UserLike | undefined>;
   page(options: { readonly after?: string | undefined; readonly limit: number }): Promise<{ readonly users: readonly UserLike[]; readonly more: boolean }>;
-  add(name: string, password: string, role: Role): Promise<UserLike>;
+  add(name: string, password: string, role: Role, caller?: string): Promise<UserLike>;
   remove(name: string, options?: { readonly expect?: Expectation }): Promise<Outcome>;
   setRole(name: string, role: Role, options?: { readonly expect?: Expectation }): Promise<Outcome>;
 }
@@ -108,7 +109,7 @@ export function createUserHandlers(o: UserHandlerOptions) {
     const { name, password, role } = parseNewUser(body);
     let created: UserLike;
     try {
-      created = await o.users.add(name, password, role);
+      created = await o.users.add(name, password, role, addressKey(ctx.address));
     } catch (error) {
       throw userError(error);
     }

@@ -83,7 +83,8 @@ export type Expectation = (current: UserRecord) => boolean;
 
 /** Domain operations on users: names, policy, hashing and the store, shared by HTTP, CLI and library. */
 export interface Users {
-  add(name: string, password: string, role?: Role): Promise<UserInfo>;
+  /** `caller`: who asks (an address key), for the hash's turn (HashGate). */
+  add(name: string, password: string, role?: Role, caller?: string): Promise<UserInfo>;
   /**
    * The user's record when the password is right; constant work for unknown users (U-3).
    * `read`: the user as the caller just read it (store.reserveAndGet(), `record` undefined for an
@@ -141,12 +142,12 @@ export function createUsers(o: UsersOptions): Users {
   const seal = async (name: string, prepared: string): Promise<{ digest?: string }> => (o.digest === undefined ? {} : { digest: await o.digest.seal(name, prepared) });
 
   return {
-    async add(rawName, password, role = 'user') {
+    async add(rawName, password, role = 'user', caller) {
       const name = validName(rawName);
       if ((await o.store.get(name)) !== undefined) throw new ServiceError('ERR_USER_EXISTS', `user "${name}" already exists`);
       const prepared = preparePassword(password);
       await policy(name, prepared, undefined, undefined);
-      const phc = await hash(prepared);
+      const phc = await hash(prepared, caller);
       const sealed = await seal(name, prepared);
       const at = o.now();
       const record = await o.store.update(name, (current) => {
