@@ -55,13 +55,15 @@ function logged(n: number): number {
     sink += id.length;
     const started = performance.now();
     const path = PATHS[i & 3] as string;
+    const at = performance.now();
     const entry: RequestLog = {
       id,
       method: 'GET',
       path: path.length > 512 ? `${path.slice(0, 512)}…` : path,
       status: 200,
-      durationMs: performance.now() - started + 0.25,
+      durationMs: at - started + 0.25,
       address: ADDRESSES[(i >> 2) & 3] as string,
+      at,
     };
     logger.request(entry);
     if ((i + 1) % linesPerWrite === 0) writer.flush();

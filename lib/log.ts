@@ -11,6 +11,12 @@ export interface RequestLog {
   /** Milliseconds; the line gives them to the microsecond. */
   readonly durationMs: number;
   readonly address: string;
+  /**
+   * `performance.now()` when it was answered, which the caller read for `durationMs` anyway: the
+   * line's time is taken from it (with the wall clock's offset, read again every second) instead of
+   * a third clock read. Without it, or with a logger's own clock, the clock is read.
+   */
+  readonly at?: number;
 }
 
 /**
@@ -40,28 +46,50 @@ export function createLogger(write: false | LineSink, level: LogLevel = 'info', 
   if (write === false) return { enabled: false, request: nothing, notice: nothing, info: nothing, warn: nothing, error: nothing };
   // The access log's cost per request is measured (bench/README.md): the ISO time's date and
   // seconds made once per second and the milliseconds appended (no Date per line unless a clock
-  // is given), and the request line built as text rather than copied into an object for
-  // JSON.stringify.
+  // is given; a request line's time comes from the clock read its caller made, RequestLog `at`),
+  // and the request line built as text rather than copied into an object for JSON.stringify, from
+  // pieces kept while they hold (the time and level, the address).
   const clock = now === undefined ? Date.now : () => now().getTime();
   let lastSecond = Number.NaN;
-  // "2026-11-23T10:00:00." of "2026-11-23T10:00:00.123Z", and the request line's start with it.
+  // "2026-11-23T10:00:00." of "2026-11-23T10:00:00.123Z", made when the second changes.
   let secondPrefix = '';
-  let lineStart = '';
-  /** The clock's milliseconds within its second, the second's prefixes made when it changes. */
-  const tick = (): number => {
-    const ms = clock();
+  /** The second of the time `ms`, its prefix made when it changes. */
+  const secondOf = (ms: number): number => {
     const second = Math.floor(ms / 1000);
     if (second !== lastSecond) {
       lastSecond = second;
       secondPrefix = new Date(second * 1000).toISOString().slice(0, -4);
-      lineStart = `{"time":"${secondPrefix}`;
     }
-    return ms - second * 1000;
+    return second;
   };
   const time = (): string => {
-    const milli = tick();
-    return `${secondPrefix}${MILLIS_Z[milli] as string}`;
+    const ms = clock();
+    const second = secondOf(ms);
+    return `${secondPrefix}${MILLIS_Z[ms - second * 1000] as string}`;
   };
+  // A request line's time from its `at` (RequestLog): the wall clock's offset from performance.now(),
+  // read again whenever the second changes, so a wall clock set meanwhile shows within a second.
+  let offset = Number.NaN;
+  let offsetSecond = Number.NaN;
+  const wallOf = (at: number | undefined): number => {
+    if (at === undefined || now !== undefined) return clock();
+    const ms = Math.floor(at + offset);
+    if (Math.floor(ms / 1000) === offsetSecond) return ms;
+    offset = Date.now() - performance.now();
+    const wall = Math.floor(at + offset);
+    offsetSecond = Math.floor(wall / 1000);
+    return wall;
+  };
+  // What a request line starts with, up to its id: the time and the level, made again when the
+  // millisecond or the level changes (at saturation, dozens of lines share one).
+  let headMs = Number.NaN;
+  let headLevel = '';
+  let head = '';
+  // What it ends with, from the address on: made again when the address changes (each connection's
+  // requests come from one), with whether it is printable ASCII.
+  let tailAddress: string | undefined;
+  let tail = '';
+  let tailAscii = true;
   const emit = (lineLevel: string, message: string, fields: Readonly<Record<string, unknown>> = {}): void => {
     try {
       write(JSON.stringify({ time: time(), level: lineLevel, msg: message, ...fields }));
@@ -83,12 +111,22 @@ export function createLogger(write: false | LineSink, level: LogLevel = 'info', 
       // the path and the address escaped by jsonChars (as they are, unless they hold a character
       // JSON escapes), the duration (to the microsecond) printed from whole microseconds.
       try {
-        const milli = tick();
+        const ms = wallOf(e.at);
+        const level = e.status >= 500 ? LEVEL_ERROR : e.status >= 400 ? LEVEL_WARN : LEVEL_INFO;
+        if (ms !== headMs || level !== headLevel) {
+          const second = secondOf(ms);
+          headMs = ms;
+          headLevel = level;
+          head = `{"time":"${secondPrefix}${MILLIS_Z[ms - second * 1000] as string}${level}`;
+        }
         const { path, address } = e;
-        const ascii = plainAscii(path) && plainAscii(address);
-        const line =
-          `${lineStart}${MILLIS_Z[milli] as string}${e.status >= 500 ? LEVEL_ERROR : e.status >= 400 ? LEVEL_WARN : LEVEL_INFO}${e.id}${methodPiece(e.method)}` +
-          `${ascii ? path : jsonChars(path)}${statusPiece(e.status)}${millis(e.durationMs)}${ADDRESS_PIECE}${ascii ? address : jsonChars(address)}"}`;
+        if (address !== tailAddress) {
+          tailAddress = address;
+          tailAscii = plainAscii(address);
+          tail = `${ADDRESS_PIECE}${tailAscii ? address : jsonChars(address)}"}`;
+        }
+        const ascii = tailAscii && plainAscii(path);
+        const line = `${head}${e.id}${methodPiece(e.method)}${ascii ? path : jsonChars(path)}${statusPiece(e.status)}${millis(e.durationMs)}${tail}`;
         // The id is hex, base-36 digits and '-', the method a token: ASCII both.
         if (ascii && plainAscii(e.method)) writeAscii(line);
         else write(line);

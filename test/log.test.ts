@@ -54,6 +54,33 @@ test('C-6 a request line is one JSON object with the fields in order, whatever t
   });
 });
 
+test('C-6 request lines in a row with other levels and addresses each carry their own (the pieces a logger keeps between lines)', () => {
+  const lines: string[] = [];
+  const log = createLogger((line) => lines.push(line), 'info', () => new Date('2026-11-23T10:00:00.123Z'));
+  const entries = [
+    { status: 200, address: '::1' },
+    { status: 404, address: '::1' },
+    { status: 404, address: '10.0.0.7' },
+    { status: 500, address: 'we"ird\u00e9' },
+    { status: 200, address: 'we"ird\u00e9' },
+    { status: 200, address: '::1' },
+  ].map(({ status, address }, i) => ({ id: `ab-${i}`, method: 'GET', path: `/p/${i}`, status, durationMs: i, address }));
+  for (const e of entries) log.request(e);
+  assert.deepEqual(
+    lines.map((line) => JSON.parse(line) as unknown),
+    entries.map(({ id, method, path, status, durationMs, address }) => ({ time: '2026-11-23T10:00:00.123Z', level: status >= 500 ? 'error' : status >= 400 ? 'warn' : 'info', msg: 'request', id, method, path, status, durationMs, address })),
+  );
+});
+
+test('C-6 a request line given the moment it was answered (`at`, performance.now()) is timed by it, not by when it is written', () => {
+  const lines: string[] = [];
+  const log = createLogger((line) => lines.push(line));
+  for (const ago of [0, 5_000, 61_000]) log.request({ id: 'ab-1', method: 'GET', path: '/p', status: 200, durationMs: 1, address: '::1', at: performance.now() - ago });
+  const times = lines.map((line) => Date.parse((JSON.parse(line) as { time: string }).time));
+  const now = Date.now();
+  for (const [i, ago] of [0, 5_000, 61_000].entries()) assert.ok(Math.abs(now - ago - (times[i] as number)) < 1_000, `line ${i}: ${new Date(times[i] as number).toISOString()}, expected about ${new Date(now - ago).toISOString()}`);
+});
+
 test('C-6 the time field is the ISO 8601 UTC time to the millisecond, however the milliseconds fall', () => {
   for (const iso of ['2026-11-23T10:00:00.000Z', '2026-11-23T10:00:00.007Z', '2026-11-23T10:00:00.070Z', '2026-11-23T10:00:59.999Z', '2000-02-29T23:59:59.100Z', '1969-12-31T23:59:59.999Z']) {
     const lines: string[] = [];

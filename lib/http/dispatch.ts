@@ -159,7 +159,8 @@ export function createDispatcher(options: DispatchOptions): Dispatcher {
   /** H-5, C-6: counts, times and logs an answered request (called once its response is written). */
   function answered(ctx: RequestContext, status: number): void {
     if (!observed) return;
-    const durationMs = performance.now() - ctx.started;
+    const at = performance.now();
+    const durationMs = at - ctx.started;
     metrics?.request(ctx.route ?? UNMATCHED_ROUTE, ctx.method, status, durationMs / 1e3);
     if (!log.enabled || (status < 400 && ctx.route !== undefined && quiet.has(ctx.route))) return;
     log.request({
@@ -169,6 +170,7 @@ export function createDispatcher(options: DispatchOptions): Dispatcher {
       status,
       durationMs,
       address: ctx.address,
+      at,
     });
   }
 
