@@ -117,18 +117,19 @@ export function createLogger(write: false | LineSink, level: LogLevel = 'info', 
           const second = secondOf(ms);
           headMs = ms;
           headLevel = level;
-          head = `{"time":"${secondPrefix}${MILLIS_Z[ms - second * 1000] as string}${level}`;
+          head = flat(`{"time":"${secondPrefix}${MILLIS_Z[ms - second * 1000] as string}${level}`);
         }
         const { path, address } = e;
         if (address !== tailAddress) {
           tailAddress = address;
           tailAscii = plainAscii(address);
-          tail = `${ADDRESS_PIECE}${tailAscii ? address : jsonChars(address)}"}`;
+          tail = flat(`${ADDRESS_PIECE}${tailAscii ? address : jsonChars(address)}"}`);
         }
-        const ascii = tailAscii && plainAscii(path);
-        const line = `${head}${e.id}${methodPiece(e.method)}${ascii ? path : jsonChars(path)}${statusPiece(e.status)}${millis(e.durationMs)}${tail}`;
-        // The id is hex, base-36 digits and '-', the method a token: ASCII both.
-        if (ascii && plainAscii(e.method)) writeAscii(line);
+        const method = methodPiece(e.method);
+        const plainPath = plainAscii(path);
+        const line = `${head}${e.id}${method.text}${plainPath ? path : jsonChars(path)}${statusPiece(e.status)}${millis(e.durationMs)}${tail}`;
+        // The id is hex, base-36 digits and '-': ASCII.
+        if (plainPath && tailAscii && method.plain) writeAscii(line);
         else write(line);
       } catch {
         // As above.
@@ -144,14 +145,33 @@ export function createLogger(write: false | LineSink, level: LogLevel = 'info', 
 
 const ADDRESS_PIECE = ',"address":"';
 
-/** `","method":"GET","path":"` for each method seen (the few a server sees; at most 64 kept), and each status's `","status":200,"durationMs":`. */
-const METHOD_PIECES = new Map<string, string>();
+/**
+ * `text` made one flat string (V8 flattens a joined string when it is read as a number): a piece
+ * that goes into many lines is then copied whole into each batch instead of walked piece by piece
+ * each time (pino's flatstr). Counted: about 250 instructions a line for the head and the tail.
+ */
+function flat(text: string): string {
+  // eslint-disable-next-line @typescript-eslint/no-unused-expressions -- read as a number for its effect
+  Number(text);
+  return text;
+}
+
+/**
+ * `","method":"GET","path":"` for each method seen (the few a server sees; at most 64 kept), with
+ * whether the method is printable ASCII; and each status's `","status":200,"durationMs":`.
+ */
+const METHOD_PIECES = new Map<string, MethodPiece>();
 const STATUS_PIECES: string[] = [];
 
-function methodPiece(method: string): string {
+interface MethodPiece {
+  readonly text: string;
+  readonly plain: boolean;
+}
+
+function methodPiece(method: string): MethodPiece {
   let piece = METHOD_PIECES.get(method);
   if (piece === undefined) {
-    piece = `","method":"${jsonChars(method)}","path":"`;
+    piece = { text: flat(`","method":"${jsonChars(method)}","path":"`), plain: plainAscii(method) };
     if (METHOD_PIECES.size < 64) METHOD_PIECES.set(method, piece);
   }
   return piece;
@@ -175,12 +195,13 @@ const LEVEL_ERROR = '","level":"error","msg":"request","id":"';
 
 /** Printable ASCII that JSON writes as it is (no control, '"', '\\' or character above '~'). */
 function plainAscii(text: string): boolean {
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c < 0x20 || c > 0x7e || c === 0x22 || c === 0x5c) return false;
-  }
-  return true;
+  // A regular expression rather than a loop of charCodeAt: a path is a slice of the request target,
+  // which V8's compiled loop reads a character at a time through the slice (counted: some 700
+  // instructions a line more), and the expression's own code reads directly.
+  return !NOT_PLAIN_ASCII.test(text);
 }
+
+const NOT_PLAIN_ASCII = /[^\x20\x21\x23-\x5b\x5d-\x7e]/;
 
 /**
  * A string as the inside of the JSON string literal JSON.stringify gives (without the quotes):

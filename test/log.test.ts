@@ -72,6 +72,27 @@ test('C-6 request lines in a row with other levels and addresses each carry thei
   );
 });
 
+test('C-6 a request line is JSON.stringify of its entry for any method, path, address and status, and only a printable ASCII line is handed over as ASCII (it is written one byte a character)', () => {
+  const at = new Date('2026-11-23T10:00:00.123Z');
+  const text = fc.oneof(fc.string(), fc.string({ unit: 'grapheme' }), fc.string({ unit: 'binary' }), fc.constantFrom('/api/something.json', '::1', '203.0.113.9', 'GET', 'PUT'));
+  fc.assert(
+    fc.property(fc.array(fc.record({ method: text, path: text, address: text, status: fc.integer({ min: 100, max: 599 }), us: fc.integer({ min: 0, max: 10 ** 9 }) }), { minLength: 1, maxLength: 6 }), (entries) => {
+      const lines: Array<{ line: string; ascii: boolean }> = [];
+      const sink = Object.assign((line: string) => void lines.push({ line, ascii: false }), { ascii: (line: string) => void lines.push({ line, ascii: true }) });
+      const log = createLogger(sink, 'info', () => at);
+      entries.forEach((e, i) => log.request({ id: `ab-${i}`, method: e.method, path: e.path, status: e.status, durationMs: e.us / 1e3, address: e.address }));
+      assert.equal(lines.length, entries.length);
+      entries.forEach((e, i) => {
+        const { line, ascii } = lines[i] as { line: string; ascii: boolean };
+        const level = e.status >= 500 ? 'error' : e.status >= 400 ? 'warn' : 'info';
+        assert.equal(line, JSON.stringify({ time: at.toISOString(), level, msg: 'request', id: `ab-${i}`, method: e.method, path: e.path, status: e.status, durationMs: e.us / 1e3, address: e.address }));
+        if (ascii) assert.match(line, /^[\x20-\x7e]*$/);
+      });
+    }),
+    { numRuns: 2_000 },
+  );
+});
+
 test('C-6 a request line given the moment it was answered (`at`, performance.now()) is timed by it, not by when it is written', () => {
   const lines: string[] = [];
   const log = createLogger((line) => lines.push(line));
