@@ -3,7 +3,7 @@
 //
 //   npm run bench -- --against 7e3f665 [--only "h1 json,h2"] [--rounds N] [--seconds S] [--slices N]
 //                    [--connections N] [--rebuild] [--unpinned] [--cpu-prof]
-//   npm run bench -- --against REF --instructions [--only …] [--requests N] [--warmup N]   (callgrind: instructions per request)
+//   npm run bench -- --against REF --instructions [--only …] [--requests N] [--warmup N] [--threaded]   (callgrind: instructions per request)
 //
 // REF is built in a temporary git worktree (its own `npm ci`, its own `npm run build`), and its
 // dist/ kept under bench/results/against/<commit>/ (a commit's build never changes; --rebuild
@@ -74,7 +74,21 @@ export interface AgainstOptions {
   /** Requests counted per server and scenario, and sent before the count (--instructions). */
   readonly requests: number;
   readonly warmup: number;
+  /**
+   * --instructions: V8 as it runs by default, its collector and compiler on threads of their own
+   * (--threaded), instead of one thread with a fixed collection schedule (PREDICTABLE).
+   */
+  readonly threaded: boolean;
 }
+
+/**
+ * Node's flags for a counted server unless --threaded: V8 on one thread, its collections on a fixed
+ * schedule. Its background threads, the collector's timing heuristics (an allocation rate in bytes
+ * a millisecond, under a valgrind 50 times slower) and when a compile job lands made the same build
+ * count 100.5k to 102.0k a request from run to run; so, 107.53k and 107.61k. The collector's and
+ * the compiler's work is then in the main thread's count, as it is in the CPU time.
+ */
+export const PREDICTABLE = ['--predictable', '--predictable-gc-schedule'] as const;
 
 const positive = (flag: string, text: string | undefined, fallback: number, whole: boolean): number => {
   if (text === undefined) return fallback;
@@ -102,6 +116,7 @@ export function parseAgainstArgs(argv: readonly string[]): AgainstOptions {
         instructions: { type: 'boolean', default: false },
         requests: { type: 'string' },
         warmup: { type: 'string' },
+        threaded: { type: 'boolean', default: false },
       },
     }));
   } catch (error) {
@@ -123,6 +138,7 @@ export function parseAgainstArgs(argv: readonly string[]): AgainstOptions {
     instructions: values.instructions === true,
     requests: positive('requests', values.requests, 10_000, true),
     warmup: positive('warmup', values.warmup, 8_000, true),
+    threaded: values.threaded === true,
   };
   // A filter that matches nothing is said as such first (every() of no scenario would read as "only users").
   if (againstScenarios(options).length === 0) throw new AgainstUsageError(`--only "${values.only ?? ''}" matches no scenario; known: ${againstScenarios({ only: ['h', 'users'] /* every name: h1 …, h2 …, h1 users … */ }).map((s) => s.name).join('; ')}`);
@@ -385,6 +401,8 @@ interface StartArgs {
   readonly hashes: { readonly user: string; readonly admin: string; readonly at: number };
   /** Run under callgrind (--instructions), its counts in files named after this and the server. */
   readonly callgrindOut?: string;
+  /** Node's flags before the script (PREDICTABLE under callgrind unless --threaded). */
+  readonly nodeFlags?: readonly string[];
 }
 
 /** The file store's snapshot (format 1, read by every version since the format was set) with alice and an admin, and an empty journal. */
@@ -412,7 +430,7 @@ async function startServer(side: Side, log: LogMode, build: Build, args: StartAr
   const env = Object.fromEntries(Object.entries(process.env).filter(([key]) => !key.startsWith('HTTPSKIT_')));
   const devNull = openSync('/dev/null', 'w');
   const spawnOptions: SpawnOptions = { cwd: args.work, env, stdio: ['ignore', devNull, 'pipe'] };
-  const callgrind = args.callgrindOut === undefined ? undefined : new Callgrind([process.execPath, ...script], `${args.callgrindOut}-${side}-${log}`, spawnOptions);
+  const callgrind = args.callgrindOut === undefined ? undefined : new Callgrind([process.execPath, ...(args.nodeFlags ?? []), ...script], `${args.callgrindOut}-${side}-${log}`, spawnOptions);
   const child = callgrind?.child ?? spawn(process.execPath, [...profile, ...script], spawnOptions);
   closeSync(devNull);
   const server = new ProcServer(name, `https://127.0.0.1:${port}`, child, callgrind);
@@ -694,12 +712,12 @@ async function countAgainst(c: CountContext): Promise<number> {
     counts.get(scenario.name)?.set(name, figure);
     progress(`  ${scenario.name}: ${name} ${Math.round(figure.main).toLocaleString('en')} instructions a request (other threads ${Math.round(figure.others).toLocaleString('en')})${figure.failed > 0 ? `, ${figure.failed} failed` : ''}`);
   };
-  progress(`HEAD ${c.headLabel} against REF ${c.refLabel} and ${PEER}, instructions counted by callgrind: ${scenarios.map((s) => s.name).join(', ')}; ${options.warmup} requests to warm up, ${options.requests} counted, ${options.connections} connections (h2: one, ${H2_STREAMS} streams)`);
+  progress(`HEAD ${c.headLabel} against REF ${c.refLabel} and ${PEER}, instructions counted by callgrind: ${scenarios.map((s) => s.name).join(', ')}; ${options.warmup} requests to warm up, ${options.requests} counted, ${options.connections} connections (h2: one, ${H2_STREAMS} streams)${options.threaded ? '' : `; node ${PREDICTABLE.join(' ')}`}`);
   try {
     for (const log of [...new Set(scenarios.map(logModeOf))]) {
       for (const side of ['HEAD', 'REF'] as const) {
         const since = Date.now();
-        const server = await startServer(side, log, side === 'HEAD' ? c.head : c.ref, { ...c.startArgs, callgrindOut: join(out, 'server') });
+        const server = await startServer(side, log, side === 'HEAD' ? c.head : c.ref, { ...c.startArgs, callgrindOut: join(out, 'server'), nodeFlags: options.threaded ? [] : PREDICTABLE });
         c.live.add(server);
         if (options.pin) pinToCpu(server.pid, 0);
         try {
@@ -720,7 +738,7 @@ async function countAgainst(c: CountContext): Promise<number> {
     const h1 = scenarios.filter((s) => s.mode !== 'h2');
     if (h1.length > 0) {
       const since = Date.now();
-      const peer = new Callgrind([process.execPath, join(BUILD_DIR, 'bench', 'servers', 'ceiling-headers.js'), JSON.stringify({ certFile: c.startArgs.certFile, keyFile: c.startArgs.keyFile, log: false })], join(out, 'peer'), {
+      const peer = new Callgrind([process.execPath, ...(options.threaded ? [] : PREDICTABLE), join(BUILD_DIR, 'bench', 'servers', 'ceiling-headers.js'), JSON.stringify({ certFile: c.startArgs.certFile, keyFile: c.startArgs.keyFile, log: false })], join(out, 'peer'), {
         stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
       });
       try {
@@ -779,7 +797,7 @@ async function countAgainst(c: CountContext): Promise<number> {
   const markdown = [
     `HEAD ${c.headLabel} ÷ REF ${c.refLabel}, ${new Date(c.started).toISOString()}: instructions of each server's main thread per request, counted by callgrind ` +
       `(${options.warmup} requests to warm up, then ${options.requests} counted on the same ${options.connections} keep-alive connections; h2: one connection, ${H2_STREAMS} streams). ` +
-      `log-on: the CLI, its log to /dev/null; log-off: createService({ log: false }). Took ${seconds} s.`,
+      `log-on: the CLI, its log to /dev/null; log-off: createService({ log: false }). ${options.threaded ? "V8's own threads as by default (--threaded): their work is apart, in the last column" : `Node run with ${PREDICTABLE.join(' ')}: V8 on one thread, its collections and compiles in the count`}. Took ${seconds} s.`,
     '',
     table,
     ...[...skipped].map(([name, why]) => `\n${name}: not counted, ${why}.`),
