@@ -151,7 +151,6 @@ const ADDRESS_PIECE = ',"address":"';
  * each time (pino's flatstr). Counted: about 250 instructions a line for the head and the tail.
  */
 function flat(text: string): string {
-  // eslint-disable-next-line @typescript-eslint/no-unused-expressions -- read as a number for its effect
   Number(text);
   return text;
 }
