@@ -219,13 +219,20 @@ function jsonChars(text: string): string {
 /**
  * Milliseconds to the microsecond, as JSON.stringify prints Math.round(ms * 1e3) / 1e3 (null when not
  * finite), from the whole number of microseconds: printing the double costs ten times more. For a
- * multiple of 0.001 below 2^53 µs, the shortest decimal that reads back as that double is that
- * multiple with its trailing zeros dropped, which is the text built here.
+ * multiple of 0.001 up to MAX_EXACT_MICROS µs, the shortest decimal that reads back as that double
+ * is that multiple with its trailing zeros dropped, which is the text built here.
  */
+/**
+ * 2^52 µs: below 2^43 ms two doubles are less than 0.001 apart, so each multiple of 0.001 is a
+ * double of its own and no shorter decimal reads back as it. Above (from 8.8e12 ms, some 280 years)
+ * they are 0.002 apart and 8849681330088.971 prints as 8849681330088.97: JSON.stringify's text.
+ */
+const MAX_EXACT_MICROS = 2 ** 52;
+
 export function millis(ms: number): string {
   if (!Number.isFinite(ms)) return 'null';
   const micros = Math.round(ms * 1e3);
-  if (micros < 0 || micros > Number.MAX_SAFE_INTEGER) return JSON.stringify(micros / 1e3);
+  if (micros < 0 || micros > MAX_EXACT_MICROS) return JSON.stringify(micros / 1e3);
   const whole = Math.floor(micros / 1000);
   const frac = micros - whole * 1000;
   if (frac === 0) return `${whole}`;
