@@ -53,20 +53,16 @@ export function createLogger(write: false | LineSink, level: LogLevel = 'info', 
   let lastSecond = Number.NaN;
   // "2026-11-23T10:00:00." of "2026-11-23T10:00:00.123Z", made when the second changes.
   let secondPrefix = '';
-  /** The second of the time `ms`, its prefix made when it changes. */
-  const secondOf = (ms: number): number => {
+  /** The time `ms` as ISO 8601 (`2026-11-23T10:00:00.123Z`), its second's prefix made when it changes. */
+  const isoOf = (ms: number): string => {
     const second = Math.floor(ms / 1000);
     if (second !== lastSecond) {
       lastSecond = second;
       secondPrefix = new Date(second * 1000).toISOString().slice(0, -4);
     }
-    return second;
-  };
-  const time = (): string => {
-    const ms = clock();
-    const second = secondOf(ms);
     return `${secondPrefix}${MILLIS_Z[ms - second * 1000] as string}`;
   };
+  const time = (): string => isoOf(clock());
   // A request line's time from its `at` (RequestLog): the wall clock's offset from performance.now(),
   // read again whenever the second changes, so a wall clock set meanwhile shows within a second.
   let offset = Number.NaN;
@@ -114,10 +110,9 @@ export function createLogger(write: false | LineSink, level: LogLevel = 'info', 
         const ms = wallOf(e.at);
         const level = e.status >= 500 ? LEVEL_ERROR : e.status >= 400 ? LEVEL_WARN : LEVEL_INFO;
         if (ms !== headMs || level !== headLevel) {
-          const second = secondOf(ms);
           headMs = ms;
           headLevel = level;
-          head = flat(`{"time":"${secondPrefix}${MILLIS_Z[ms - second * 1000] as string}${level}`);
+          head = flat(`{"time":"${isoOf(ms)}${level}`);
         }
         const { path, address } = e;
         if (address !== tailAddress) {
@@ -217,18 +212,18 @@ function jsonChars(text: string): string {
 }
 
 /**
- * Milliseconds to the microsecond, as JSON.stringify prints Math.round(ms * 1e3) / 1e3 (null when not
- * finite), from the whole number of microseconds: printing the double costs ten times more. For a
- * multiple of 0.001 up to MAX_EXACT_MICROS µs, the shortest decimal that reads back as that double
- * is that multiple with its trailing zeros dropped, which is the text built here.
- */
-/**
  * 2^52 µs: below 2^43 ms two doubles are less than 0.001 apart, so each multiple of 0.001 is a
  * double of its own and no shorter decimal reads back as it. Above (from 8.8e12 ms, some 280 years)
  * they are 0.002 apart and 8849681330088.971 prints as 8849681330088.97: JSON.stringify's text.
  */
 const MAX_EXACT_MICROS = 2 ** 52;
 
+/**
+ * Milliseconds to the microsecond, as JSON.stringify prints Math.round(ms * 1e3) / 1e3 (null when not
+ * finite), from the whole number of microseconds: printing the double costs ten times more. For a
+ * multiple of 0.001 up to MAX_EXACT_MICROS µs, the shortest decimal that reads back as that double
+ * is that multiple with its trailing zeros dropped, which is the text built here.
+ */
 export function millis(ms: number): string {
   if (!Number.isFinite(ms)) return 'null';
   const micros = Math.round(ms * 1e3);

@@ -67,11 +67,12 @@ export function createPasswordHandlers(o: PasswordHandlerOptions) {
     const { oldpasswd, newpasswd } = parseForm(text);
     const target = segmentUserName(params['name'] ?? '');
     const account = target ?? params['name'] ?? '';
+    const caller = addressKey(ctx.address);
     // The user is read with the reservation (issue 20: one store operation), when there is one to read.
     const { attempt, record: read } = target === undefined ? { attempt: await o.auth.gate(account, ctx.address), record: undefined } : await o.auth.gateAndRead(target, ctx.address);
     let record;
     try {
-      record = target === undefined ? undefined : await o.users.verify(target, oldpasswd, { record: read }, addressKey(ctx.address));
+      record = target === undefined ? undefined : await o.users.verify(target, oldpasswd, { record: read }, caller);
       if (record === undefined || target === undefined) {
         await attempt.fail();
         // P-5: the old password is in the body, so no challenge is owed: 403, not 401.
@@ -83,7 +84,7 @@ export function createPasswordHandlers(o: PasswordHandlerOptions) {
       await attempt.release();
     }
     // The record just verified is handed on: the change reads the user no second time.
-    await change(target as string, newpasswd, { via: 'form', by: target as string, knownCurrent: oldpasswd, current: record, caller: addressKey(ctx.address) });
+    await change(target as string, newpasswd, { via: 'form', by: target as string, knownCurrent: oldpasswd, current: record, caller });
     return NO_CONTENT;
   }
 
