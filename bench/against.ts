@@ -3,7 +3,8 @@
 //
 //   npm run bench -- --against 7e3f665 [--only "h1 json,h2"] [--rounds N] [--seconds S] [--slices N]
 //                    [--connections N] [--rebuild] [--unpinned] [--cpu-prof]
-//   npm run bench -- --against REF --instructions [--only …] [--requests N] [--warmup N] [--threaded]   (callgrind: instructions per request)
+//   npm run bench -- --against REF --instructions [--only …] [--requests N] [--warmup N] [--threaded]
+//                    [--peers ceiling+headers,fastify]   (callgrind: instructions per request)
 //
 // REF is built in a temporary git worktree (its own `npm ci`, its own `npm run build`), and its
 // dist/ kept under bench/results/against/<commit>/ (a commit's build never changes; --rebuild
@@ -79,6 +80,8 @@ export interface AgainstOptions {
    * (--threaded), instead of one thread with a fixed collection schedule (PREDICTABLE).
    */
   readonly threaded: boolean;
+  /** --instructions: the named peers counted beside HEAD and REF (HTTP/1.1 only), by family (PEERS). */
+  readonly peers: readonly PeerFamily[];
 }
 
 /**
@@ -117,6 +120,7 @@ export function parseAgainstArgs(argv: readonly string[]): AgainstOptions {
         requests: { type: 'string' },
         warmup: { type: 'string' },
         threaded: { type: 'boolean', default: false },
+        peers: { type: 'string' },
       },
     }));
   } catch (error) {
@@ -139,6 +143,7 @@ export function parseAgainstArgs(argv: readonly string[]): AgainstOptions {
     requests: positive('requests', values.requests, 10_000, true),
     warmup: positive('warmup', values.warmup, 8_000, true),
     threaded: values.threaded === true,
+    peers: peerFamilies(values.peers),
   };
   // A filter that matches nothing is said as such first (every() of no scenario would read as "only users").
   if (againstScenarios(options).length === 0) throw new AgainstUsageError(`--only "${values.only ?? ''}" matches no scenario; known: ${againstScenarios({ only: ['h', 'users'] /* every name: h1 …, h2 …, h1 users … */ }).map((s) => s.name).join('; ')}`);
@@ -652,10 +657,29 @@ export async function againstMain(argv: readonly string[], compile: () => void):
   return 0;
 }
 
-/** The named peer of an --instructions run: a bare node:https handler sending httpskit's headers (bench/servers/ceiling-headers.ts). */
-const PEER = 'ceiling+headers';
-/** Issue 23's target for httpskit with its log off against that peer. */
-const PEER_TARGET = 1.1;
+/**
+ * The named peers of an --instructions run, counted over HTTP/1.1 beside HEAD and REF, each against
+ * the scenarios of one log mode with issue 23's target for HEAD ÷ peer: a bare node:https handler
+ * sending httpskit's headers (bench/servers/ceiling-headers.ts) against the log-off library, and
+ * Fastify doing the same job (bench/servers/fastify.ts: same routes, headers and bodies) without a
+ * logger against the log-off library and with its default pino logger against the CLI's log.
+ */
+export const PEERS = [
+  { family: 'ceiling+headers', name: 'ceiling+headers', script: 'ceiling-headers.js', log: false, logMode: 'log-off', target: 1.1 },
+  { family: 'fastify', name: 'fastify', script: 'fastify.js', log: false, logMode: 'log-off', target: 0.75 },
+  { family: 'fastify', name: 'fastify+log', script: 'fastify.js', log: true, logMode: 'log-on', target: 0.75 },
+] as const;
+export type PeerFamily = (typeof PEERS)[number]['family'];
+const FAMILIES: readonly PeerFamily[] = [...new Set(PEERS.map((p) => p.family))];
+
+/** `--peers`: the families named (all when not given); '' names none. */
+function peerFamilies(text: string | undefined): readonly PeerFamily[] {
+  if (text === undefined) return FAMILIES;
+  const names = text.split(',').map((s) => s.trim().toLowerCase()).filter((s) => s !== '');
+  for (const name of names) if (!(FAMILIES as readonly string[]).includes(name)) throw new AgainstUsageError(`--peers: "${name}" is not a peer; known: ${FAMILIES.join(', ')}`);
+  return FAMILIES.filter((f) => names.includes(f));
+}
+
 /** How long after its start a server is first counted: the start-up's dummy hash (U-3) ends on a worker 10 s in. */
 const COUNT_AFTER_MS = 12_000;
 
@@ -666,8 +690,8 @@ export interface CountRow {
   readonly others: Readonly<Record<string, number>>;
   readonly failed: number;
   readonly headRef: number;
-  /** HEAD ÷ ceiling+headers, for the log-off HTTP/1.1 scenarios. */
-  readonly headPeer: number | undefined;
+  /** HEAD ÷ each peer counted for the scenario, by peer name (PEERS: HTTP/1.1, the peer's log mode). */
+  readonly headPeers: Readonly<Record<string, number>>;
 }
 
 interface CountContext {
@@ -712,7 +736,35 @@ async function countAgainst(c: CountContext): Promise<number> {
     counts.get(scenario.name)?.set(name, figure);
     progress(`  ${scenario.name}: ${name} ${Math.round(figure.main).toLocaleString('en')} instructions a request (other threads ${Math.round(figure.others).toLocaleString('en')})${figure.failed > 0 ? `, ${figure.failed} failed` : ''}`);
   };
-  progress(`HEAD ${c.headLabel} against REF ${c.refLabel} and ${PEER}, instructions counted by callgrind: ${scenarios.map((s) => s.name).join(', ')}; ${options.warmup} requests to warm up, ${options.requests} counted, ${options.connections} connections (h2: one, ${H2_STREAMS} streams)${options.threaded ? '' : `; node ${PREDICTABLE.join(' ')}`}`);
+  /** One process of `peer` for `h1`, counted once per path (a peer's answer depends on nothing else). */
+  const countPeer = async (peer: (typeof PEERS)[number], h1: readonly Scenario[]): Promise<void> => {
+    const since = Date.now();
+    const args = { certFile: c.startArgs.certFile, keyFile: c.startArgs.keyFile, log: peer.log };
+    const callgrind = new Callgrind([process.execPath, ...(options.threaded ? [] : PREDICTABLE), join(BUILD_DIR, 'bench', 'servers', peer.script), JSON.stringify(args)], join(out, 'peer'), {
+      stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
+    });
+    try {
+      if (options.pin) pinToCpu(callgrind.pid, 0);
+      const url = await new Promise<string>((resolve, reject) => {
+        callgrind.child.once('message', (message: { url?: string }) => resolve(message.url ?? ''));
+        callgrind.child.once('exit', () => reject(new Error(`${peer.name} exited before it was ready`)));
+      });
+      const byPath = new Map<string, Count>();
+      for (const scenario of h1) {
+        const known = byPath.get(scenario.path);
+        if (known !== undefined) {
+          counts.get(scenario.name)?.set(peer.name, known);
+          continue;
+        }
+        await count(peer.name, callgrind, scenario, url, since);
+        const figure = counts.get(scenario.name)?.get(peer.name);
+        if (figure !== undefined) byPath.set(scenario.path, figure);
+      }
+    } finally {
+      await callgrind.stop();
+    }
+  };
+  progress(`HEAD ${c.headLabel} against REF ${c.refLabel} and ${options.peers.length === 0 ? 'no peer' : options.peers.join(', ')}, instructions counted by callgrind: ${scenarios.map((s) => s.name).join(', ')}; ${options.warmup} requests to warm up, ${options.requests} counted, ${options.connections} connections (h2: one, ${H2_STREAMS} streams)${options.threaded ? '' : `; node ${PREDICTABLE.join(' ')}`}`);
   try {
     for (const log of [...new Set(scenarios.map(logModeOf))]) {
       for (const side of ['HEAD', 'REF'] as const) {
@@ -735,33 +787,9 @@ async function countAgainst(c: CountContext): Promise<number> {
         }
       }
     }
-    const h1 = scenarios.filter((s) => s.mode !== 'h2');
-    if (h1.length > 0) {
-      const since = Date.now();
-      const peer = new Callgrind([process.execPath, ...(options.threaded ? [] : PREDICTABLE), join(BUILD_DIR, 'bench', 'servers', 'ceiling-headers.js'), JSON.stringify({ certFile: c.startArgs.certFile, keyFile: c.startArgs.keyFile, log: false })], join(out, 'peer'), {
-        stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
-      });
-      try {
-        if (options.pin) pinToCpu(peer.pid, 0);
-        const url = await new Promise<string>((resolve, reject) => {
-          peer.child.once('message', (message: { url?: string }) => resolve(message.url ?? ''));
-          peer.child.once('exit', () => reject(new Error(`${PEER} exited before it was ready`)));
-        });
-        // One count per path: the peer has no log to turn off.
-        const byPath = new Map<string, Count>();
-        for (const scenario of h1) {
-          const known = byPath.get(scenario.path);
-          if (known !== undefined) {
-            counts.get(scenario.name)?.set(PEER, known);
-            continue;
-          }
-          await count(PEER, peer, scenario, url, since);
-          const figure = counts.get(scenario.name)?.get(PEER);
-          if (figure !== undefined) byPath.set(scenario.path, figure);
-        }
-      } finally {
-        await peer.stop();
-      }
+    for (const peer of PEERS.filter((p) => options.peers.includes(p.family))) {
+      const h1 = scenarios.filter((s) => s.mode !== 'h2' && logModeOf(s) === peer.logMode);
+      if (h1.length > 0) await countPeer(peer, h1);
     }
   } finally {
     rmSync(out, { recursive: true, force: true });
@@ -773,27 +801,23 @@ async function countAgainst(c: CountContext): Promise<number> {
     const headCount = figures.get(ours);
     const refCount = figures.get(theirs);
     if (headCount === undefined || refCount === undefined) continue;
-    const peerCount = logModeOf(scenario) === 'log-off' ? figures.get(PEER) : undefined;
+    const headPeers = Object.fromEntries(
+      PEERS.flatMap((p) => {
+        const peerCount = figures.get(p.name);
+        return peerCount === undefined ? [] : [[p.name, headCount.main / peerCount.main]];
+      }),
+    );
     rows.push({
       scenario: scenario.name,
       main: Object.fromEntries([...figures].map(([name, f]) => [name, f.main])),
       others: Object.fromEntries([...figures].map(([name, f]) => [name, f.others])),
       failed: [...figures.values()].reduce((sum, f) => sum + f.failed, 0),
       headRef: headCount.main / refCount.main,
-      headPeer: peerCount === undefined ? undefined : headCount.main / peerCount.main,
+      headPeers,
     });
   }
   const seconds = Math.round((Date.now() - c.started) / 1000);
-  const thousands = (n: number | undefined): string => (n === undefined ? '–' : `${(n / 1000).toFixed(1)}k`);
-  const table = [
-    `| scenario | HEAD ${c.headLabel} | REF ${c.refLabel} | HEAD ÷ REF (≤ ${TARGET}) | ${PEER} | HEAD ÷ ${PEER} (≤ ${PEER_TARGET}, log off) | other threads HEAD / REF |`,
-    '|---|---|---|---|---|---|---|',
-    ...rows.map((r) => {
-      const [ours, theirs] = [`HEAD ${logModeOfName(r.scenario)}`, `REF ${logModeOfName(r.scenario)}`];
-      const peerRatio = r.headPeer === undefined ? '–' : `${r.headPeer.toFixed(3)} ${r.headPeer <= PEER_TARGET ? 'met' : 'missed'}`;
-      return `| ${r.scenario}${r.failed > 0 ? ` (${r.failed} failed)` : ''} | ${thousands(r.main[ours])} | ${thousands(r.main[theirs])} | ${r.headRef.toFixed(3)} ${r.headRef <= TARGET ? 'met' : 'missed'} | ${thousands(r.main[PEER])} | ${peerRatio} | ${thousands(r.others[ours])} / ${thousands(r.others[theirs])} |`;
-    }),
-  ].join('\n');
+  const table = markdownCounts(rows, c.headLabel, c.refLabel, options.peers);
   const markdown = [
     `HEAD ${c.headLabel} ÷ REF ${c.refLabel}, ${new Date(c.started).toISOString()}: instructions of each server's main thread per request, counted by callgrind ` +
       `(${options.warmup} requests to warm up, then ${options.requests} counted on the same ${options.connections} keep-alive connections; h2: one connection, ${H2_STREAMS} streams). ` +
@@ -807,4 +831,36 @@ async function countAgainst(c: CountContext): Promise<number> {
   writeFileSync(join(import.meta.dirname, 'results', 'against-instructions.md'), `${markdown}\n`);
   console.log(`\n${markdown}\n\nResults: bench/results/against-instructions.json, bench/results/against-instructions.md`);
   return 0;
+}
+
+const thousands = (n: number | undefined): string => (n === undefined ? '–' : `${(n / 1000).toFixed(1)}k`);
+
+/**
+ * The table of an --instructions run: per scenario the two versions' counts and HEAD ÷ REF, then
+ * each peer family asked for: its count for the scenario's log mode (fastify for log off,
+ * fastify+log for log on) and HEAD ÷ peer against its target.
+ */
+export function markdownCounts(rows: readonly CountRow[], headLabel: string, refLabel: string, peers: readonly PeerFamily[]): string {
+  const families = FAMILIES.filter((f) => peers.includes(f));
+  // A family's cell: its peer for the row's log mode, counted and compared with its target.
+  const peerCells = (r: CountRow, family: PeerFamily): string[] => {
+    const peer = PEERS.find((p) => p.family === family && r.headPeers[p.name] !== undefined);
+    if (peer === undefined) return ['–', '–'];
+    const ratio = r.headPeers[peer.name] as number;
+    return [`${thousands(r.main[peer.name])}${peer.name === family ? '' : ` (${peer.name})`}`, `${ratio.toFixed(3)} ${ratio <= peer.target ? 'met' : 'missed'}`];
+  };
+  // "≤ 1.1, log-off" for a family counted in one log mode; "≤ 0.75" for one counted in both.
+  const targets = (family: PeerFamily): string => {
+    const members = PEERS.filter((p) => p.family === family);
+    return `≤ ${members[0]?.target}${members.length === 1 ? `, ${members[0]?.logMode}` : ''}`;
+  };
+  return [
+    `| scenario | HEAD ${headLabel} | REF ${refLabel} | HEAD ÷ REF (≤ ${TARGET}) | ${families.map((f) => `${f} | HEAD ÷ ${f} (${targets(f)})`).join(' | ')}${families.length > 0 ? ' | ' : ''}other threads HEAD / REF |`,
+    `|---|---|---|---|${families.map(() => '---|---|').join('')}---|`,
+    ...rows.map((r) => {
+      const [ours, theirs] = [`HEAD ${logModeOfName(r.scenario)}`, `REF ${logModeOfName(r.scenario)}`];
+      const cells = families.flatMap((f) => peerCells(r, f));
+      return `| ${r.scenario}${r.failed > 0 ? ` (${r.failed} failed)` : ''} | ${thousands(r.main[ours])} | ${thousands(r.main[theirs])} | ${r.headRef.toFixed(3)} ${r.headRef <= TARGET ? 'met' : 'missed'} | ${cells.map((cell) => `${cell} | `).join('')}${thousands(r.others[ours])} / ${thousands(r.others[theirs])} |`;
+    }),
+  ].join('\n');
 }
