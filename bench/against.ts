@@ -421,21 +421,22 @@ function writeStore(path: string, hashes: StartArgs['hashes']): void {
   writeFileSync(`${path}.journal`, '{"format":"httpskit-users-journal","version":1,"generation":0}\n', { mode: 0o600 });
 }
 
-async function startServer(side: Side, log: LogMode, build: Build, args: StartArgs): Promise<ProcServer> {
-  const name = serverName(side, log);
+/** `cliFlags`: more arguments for the CLI (log on), named into the server's name (`HEAD log-on --log-level off`). */
+async function startServer(side: Side, log: LogMode, build: Build, args: StartArgs, cliFlags: readonly string[] = []): Promise<ProcServer> {
+  const name = [serverName(side, log), ...cliFlags].join(' ');
   const port = await freePort();
   const store = join(args.work, `${side}-${log}-${args.round}.json`);
   writeStore(store, args.hashes);
   const script =
     log === 'log-on'
-      ? [build.bin, 'serve', '--host', '127.0.0.1', '--port', String(port), '--cert', args.certFile, '--key', args.keyFile, '--store', store, '--scrypt-ln', String(SCRYPT_LN)]
+      ? [build.bin, 'serve', '--host', '127.0.0.1', '--port', String(port), '--cert', args.certFile, '--key', args.keyFile, '--store', store, '--scrypt-ln', String(SCRYPT_LN), ...cliFlags]
       : [args.libServer, build.index, JSON.stringify({ port, certFile: args.certFile, keyFile: args.keyFile, store, scryptLn: SCRYPT_LN })];
   const profile = args.profileDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${join(args.profileDir, name.replace(' ', '-'))}`];
   // No HTTPSKIT_* setting of the caller's environment reaches either version.
   const env = Object.fromEntries(Object.entries(process.env).filter(([key]) => !key.startsWith('HTTPSKIT_')));
   const devNull = openSync('/dev/null', 'w');
   const spawnOptions: SpawnOptions = { cwd: args.work, env, stdio: ['ignore', devNull, 'pipe'] };
-  const callgrind = args.callgrindOut === undefined ? undefined : new Callgrind([process.execPath, ...(args.nodeFlags ?? []), ...script], `${args.callgrindOut}-${side}-${log}`, spawnOptions);
+  const callgrind = args.callgrindOut === undefined ? undefined : new Callgrind([process.execPath, ...(args.nodeFlags ?? []), ...script], `${args.callgrindOut}-${name.replaceAll(' ', '-')}`, spawnOptions);
   const child = callgrind?.child ?? spawn(process.execPath, [...profile, ...script], spawnOptions);
   closeSync(devNull);
   const server = new ProcServer(name, `https://127.0.0.1:${port}`, child, callgrind);
@@ -680,6 +681,11 @@ function peerFamilies(text: string | undefined): readonly PeerFamily[] {
   return FAMILIES.filter((f) => names.includes(f));
 }
 
+/** The CLI's switch for its log (C-6), given to HEAD's CLI for the log's share of a logged request. */
+const LOG_SWITCHED_OFF = ['--log-level', 'off'] as const;
+/** Issue 23's target for that share. */
+const LOG_SHARE_TARGET = 0.05;
+
 /** How long after its start a server is first counted: the start-up's dummy hash (U-3) ends on a worker 10 s in. */
 const COUNT_AFTER_MS = 12_000;
 
@@ -690,6 +696,8 @@ export interface CountRow {
   readonly others: Readonly<Record<string, number>>;
   readonly failed: number;
   readonly headRef: number;
+  /** Log-on scenarios: 1 − HEAD's CLI with `--log-level off` ÷ HEAD's CLI, the log's share of a logged request. */
+  readonly logShare: number | undefined;
   /** HEAD ÷ each peer counted for the scenario, by peer name (PEERS: HTTP/1.1, the peer's log mode). */
   readonly headPeers: Readonly<Record<string, number>>;
 }
@@ -766,25 +774,27 @@ async function countAgainst(c: CountContext): Promise<number> {
   };
   progress(`HEAD ${c.headLabel} against REF ${c.refLabel} and ${options.peers.length === 0 ? 'no peer' : options.peers.join(', ')}, instructions counted by callgrind: ${scenarios.map((s) => s.name).join(', ')}; ${options.warmup} requests to warm up, ${options.requests} counted, ${options.connections} connections (h2: one, ${H2_STREAMS} streams)${options.threaded ? '' : `; node ${PREDICTABLE.join(' ')}`}`);
   try {
-    for (const log of [...new Set(scenarios.map(logModeOf))]) {
-      for (const side of ['HEAD', 'REF'] as const) {
-        const since = Date.now();
-        const server = await startServer(side, log, side === 'HEAD' ? c.head : c.ref, { ...c.startArgs, callgrindOut: join(out, 'server'), nodeFlags: options.threaded ? [] : PREDICTABLE });
-        c.live.add(server);
-        if (options.pin) pinToCpu(server.pid, 0);
-        try {
-          for (const scenario of scenarios) {
-            if (logModeOf(scenario) !== log) continue;
-            if (scenario.mode === 'h2' && (await alpnOf(Number(new URL(server.url).port))) !== 'h2') {
-              skipped.set(scenario.name, `${server.name} does not speak HTTP/2 (ALPN)`);
-              continue;
-            }
-            await count(server.name, server.callgrind as Callgrind, scenario, server.url, since);
+    // Each version in each log mode; then HEAD's CLI with its log switched off, for the log's share
+    // of a logged request (the same process and sink, only the switch apart).
+    const runs = [...new Set(scenarios.map(logModeOf))].flatMap((log) => (['HEAD', 'REF'] as const).map((side) => ({ side, log, flags: [] as readonly string[] })));
+    if (scenarios.some((s) => logModeOf(s) === 'log-on')) runs.push({ side: 'HEAD', log: 'log-on', flags: LOG_SWITCHED_OFF });
+    for (const { side, log, flags } of runs) {
+      const since = Date.now();
+      const server = await startServer(side, log, side === 'HEAD' ? c.head : c.ref, { ...c.startArgs, callgrindOut: join(out, 'server'), nodeFlags: options.threaded ? [] : PREDICTABLE }, flags);
+      c.live.add(server);
+      if (options.pin) pinToCpu(server.pid, 0);
+      try {
+        for (const scenario of scenarios) {
+          if (logModeOf(scenario) !== log) continue;
+          if (scenario.mode === 'h2' && (await alpnOf(Number(new URL(server.url).port))) !== 'h2') {
+            skipped.set(scenario.name, `${server.name} does not speak HTTP/2 (ALPN)`);
+            continue;
           }
-        } finally {
-          await server.stop();
-          c.live.delete(server);
+          await count(server.name, server.callgrind as Callgrind, scenario, server.url, since);
         }
+      } finally {
+        await server.stop();
+        c.live.delete(server);
       }
     }
     for (const peer of PEERS.filter((p) => options.peers.includes(p.family))) {
@@ -801,6 +811,7 @@ async function countAgainst(c: CountContext): Promise<number> {
     const headCount = figures.get(ours);
     const refCount = figures.get(theirs);
     if (headCount === undefined || refCount === undefined) continue;
+    const switchedOff = figures.get([ours, ...LOG_SWITCHED_OFF].join(' '));
     const headPeers = Object.fromEntries(
       PEERS.flatMap((p) => {
         const peerCount = figures.get(p.name);
@@ -814,6 +825,7 @@ async function countAgainst(c: CountContext): Promise<number> {
       failed: [...figures.values()].reduce((sum, f) => sum + f.failed, 0),
       headRef: headCount.main / refCount.main,
       headPeers,
+      logShare: switchedOff === undefined ? undefined : 1 - switchedOff.main / headCount.main,
     });
   }
   const seconds = Math.round((Date.now() - c.started) / 1000);
@@ -837,6 +849,7 @@ const thousands = (n: number | undefined): string => (n === undefined ? '–' : 
 
 /**
  * The table of an --instructions run: per scenario the two versions' counts and HEAD ÷ REF, then
+ * the log's share of a logged request (HEAD's CLI with its log switched off against it), then
  * each peer family asked for: its count for the scenario's log mode (fastify for log off,
  * fastify+log for log on) and HEAD ÷ peer against its target.
  */
@@ -855,11 +868,12 @@ export function markdownCounts(rows: readonly CountRow[], headLabel: string, ref
     return `≤ ${members[0]?.target}${members.length === 1 ? `, ${members[0]?.logMode}` : ''}`;
   };
   return [
-    `| scenario | HEAD ${headLabel} | REF ${refLabel} | HEAD ÷ REF (≤ ${TARGET}) | ${families.map((f) => `${f} | HEAD ÷ ${f} (${targets(f)})`).join(' | ')}${families.length > 0 ? ' | ' : ''}other threads HEAD / REF |`,
-    `|---|---|---|---|${families.map(() => '---|---|').join('')}---|`,
+    `| scenario | HEAD ${headLabel} | REF ${refLabel} | HEAD ÷ REF (≤ ${TARGET}) | the log's share (≤ ${LOG_SHARE_TARGET * 100}%) | ${families.map((f) => `${f} | HEAD ÷ ${f} (${targets(f)})`).join(' | ')}${families.length > 0 ? ' | ' : ''}other threads HEAD / REF |`,
+    `|---|---|---|---|---|${families.map(() => '---|---|').join('')}---|`,
     ...rows.map((r) => {
       const [ours, theirs] = [`HEAD ${logModeOfName(r.scenario)}`, `REF ${logModeOfName(r.scenario)}`];
-      const cells = families.flatMap((f) => peerCells(r, f));
+      const share = r.logShare === undefined ? '–' : `${(r.logShare * 100).toFixed(1)}% ${r.logShare <= LOG_SHARE_TARGET ? 'met' : 'missed'}`;
+      const cells = [share, ...families.flatMap((f) => peerCells(r, f))];
       return `| ${r.scenario}${r.failed > 0 ? ` (${r.failed} failed)` : ''} | ${thousands(r.main[ours])} | ${thousands(r.main[theirs])} | ${r.headRef.toFixed(3)} ${r.headRef <= TARGET ? 'met' : 'missed'} | ${cells.map((cell) => `${cell} | `).join('')}${thousands(r.others[ours])} / ${thousands(r.others[theirs])} |`;
     }),
   ].join('\n');
