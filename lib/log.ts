@@ -2,6 +2,9 @@
  * One JSON object per line (CONTRACT C-6). Fields are chosen by the callers from a fixed set, never by
  * dumping headers or bodies, so a password or an Authorization value cannot reach a log (P-11).
  */
+import { Buffer } from 'node:buffer';
+import process from 'node:process';
+
 export interface RequestLog {
   /** The service's own request id (hex and base-36 digits and '-'): written as it is. */
   readonly id: string;

@@ -1,3 +1,4 @@
+import { Buffer } from 'node:buffer';
 import { dirname, join } from 'node:path';
 import { createAuthenticator } from './auth/authenticate.js';
 import { computeHA1, createDigestAuth } from './auth/digest.js';

@@ -1,3 +1,4 @@
+import { Buffer } from 'node:buffer';
 import { decodeUtf8Strict } from '../users/prepare.js';
 import { splitCredentials } from './credentials.js';
 import { assertRealm } from './realm.js';

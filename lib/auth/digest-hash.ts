@@ -1,3 +1,4 @@
+import { Buffer } from 'node:buffer';
 import { createHash } from 'node:crypto';
 
 /** The Digest algorithms we offer (RFC 7616 §3.2; no -sess variants, no SHA-512-256). */

@@ -1,6 +1,7 @@
 // The Digest key a service uses (P-10, S-4), loaded on first use: a command or library call that
 // never seals nor checks a Digest secret (user list, del, role, reset-token) never needs it, so it
 // works on a Digest cluster from any working directory.
+import { Buffer } from 'node:buffer';
 import { hkdfSync } from 'node:crypto';
 import { ServiceError } from '../errors.js';
 import { createDigestVault, digestKeyFingerprint, loadDigestKey, newDigestKey, type DigestVault } from './digest-vault.js';

@@ -1,3 +1,4 @@
+import { Buffer } from 'node:buffer';
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 
 /** Stateless server nonces: the server can check its own nonces without storing them. */

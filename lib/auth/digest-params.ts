@@ -1,3 +1,4 @@
+import { Buffer } from 'node:buffer';
 import { decodeUtf8Strict } from '../users/prepare.js';
 import { parseAuthParams, splitCredentials } from './credentials.js';
 import type { AuthParam } from './credentials.js';

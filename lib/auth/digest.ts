@@ -1,3 +1,4 @@
+import { Buffer } from 'node:buffer';
 import { timingSafeEqual } from 'node:crypto';
 import { computeResponse, DIGEST_HEX_LENGTH } from './digest-hash.js';
 import type { DigestAlgorithm } from './digest-hash.js';

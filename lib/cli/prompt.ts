@@ -1,3 +1,4 @@
+import { Buffer } from 'node:buffer';
 import type { Readable, Writable } from 'node:stream';
 import { decodeUtf8Strict } from '../users/prepare.js';
 

@@ -1,4 +1,5 @@
 import { readFile } from 'node:fs/promises';
+import process from 'node:process';
 import { streamLines } from '../log.js';
 import { UsageError } from './args.js';
 import type { CommandContext } from './command.js';

@@ -1,4 +1,5 @@
 import { PerformanceObserver } from 'node:perf_hooks';
+import process from 'node:process';
 import { getHeapSpaceStatistics, setFlagsFromString } from 'node:v8';
 
 /**

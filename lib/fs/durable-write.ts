@@ -1,7 +1,9 @@
 // Writes that survive a crash at any instant: a file is replaced (or created) whole or not at all.
+import { Buffer } from 'node:buffer';
 import { randomBytes } from 'node:crypto';
 import { link, open, rename, unlink, type FileHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
+import process from 'node:process';
 import { errorCode } from './errno.js';
 
 const FILE_MODE = 0o600;

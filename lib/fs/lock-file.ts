@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { link, open, readdir, rename, stat, unlink, utimes, writeFile, type FileHandle } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { basename, dirname, join } from 'node:path';
+import process from 'node:process';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ServiceError } from '../errors.js';
 import { processExists } from './process-exists.js';

@@ -8,6 +8,7 @@
 import { constants, readFileSync } from 'node:fs';
 import { chmod, lstat, open, type FileHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
+import process from 'node:process';
 import { ServiceError } from '../errors.js';
 
 const PRIVATE_MODE = 0o600;

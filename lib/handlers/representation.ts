@@ -138,11 +138,20 @@ export function createRepresentationHandler(options: RepresentationOptions) {
   const param = options.param ?? 'resource';
   const etagOf = options.etagOf ?? createEtagMemo();
   const targetOf = createTargetMemo(base);
+  // The last target asked for. Its segment is the router's (one string per path, remembered with
+  // the route), so a request for it again compares its query alone and joins no memo key (joined,
+  // the key is flattened again to be compared: some 300 instructions a request).
+  let last: { readonly segment: string; readonly rawQuery: string | undefined; readonly target: Target } | undefined;
   return function representation(ctx: RequestContext, params: Readonly<Record<string, string>>): Reply | Promise<Reply> {
     const segment = params[param] ?? '';
     const rawQuery = ctx.rawQuery;
-    // '?' never occurs in a path segment, so the key is unambiguous.
-    const target = targetOf(rawQuery === undefined ? segment : `${segment}?${rawQuery}`);
+    let target: Target;
+    if (last !== undefined && last.segment === segment && last.rawQuery === rawQuery) target = last.target;
+    else {
+      // '?' never occurs in a path segment, so the key is unambiguous.
+      target = targetOf(rawQuery === undefined ? segment : `${segment}?${rawQuery}`);
+      last = { segment, rawQuery, target };
+    }
     const resource = resolve(target.name);
     if (resource === undefined) throw notFound(target);
     const selection = selectFor(selector, target, ctx.headers.accept);

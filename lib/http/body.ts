@@ -1,3 +1,4 @@
+import { Buffer } from 'node:buffer';
 import { IncomingMessage } from 'node:http';
 import { Readable } from 'node:stream';
 import { createMemo } from '../memo.js';

@@ -1,6 +1,7 @@
 // Answers the listeners write themselves, for requests that never reach the dispatcher: HTTP/1.1
 // parse errors and time-outs (written raw on the socket), CONNECT, and an HTTP/2 header block over
 // the limit. Each is a problem document with the T-4 headers.
+import { Buffer } from 'node:buffer';
 import type { ServerResponse } from 'node:http';
 import { Http2ServerResponse, type ServerHttp2Stream } from 'node:http2';
 import type { Socket } from 'node:net';
@@ -133,8 +134,15 @@ export function badHost(rawHeaders: readonly string[], required: boolean): boole
     if (value !== undefined) return true;
     value = rawHeaders[i + 1] as string;
   }
-  return value === undefined ? required : !validHost(value);
+  if (value === undefined) return required;
+  if (value === lastValidHost) return false;
+  if (!validHost(value)) return true;
+  lastValidHost = value;
+  return false;
 }
+
+/** The last Host value found valid: clients send the same one request after request, compared whole instead of checked again. */
+let lastValidHost: string | undefined;
 
 /** reg-name's characters (unreserved, pct-encoded, sub-delims); an IP-literal's add ':'. */
 const REG_NAME = new Uint8Array(128);

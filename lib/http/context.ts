@@ -1,4 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
+import { Socket } from 'node:net';
 import type { IncomingHttpHeaders as Http2Headers, ServerHttp2Stream } from 'node:http2';
 import { readBody, type BodySource } from './body.js';
 import { isHttp2Request, type HttpRequest } from './messages.js';
@@ -64,7 +65,7 @@ export class RequestContext {
     const direct = (req.socket as { encrypted?: boolean }).encrypted === true;
     const original = (req as { originalUrl?: unknown }).originalUrl;
     const target = typeof original === 'string' ? original : (req.url ?? '/');
-    return new RequestContext(req.method ?? 'GET', target, req.headers, req.socket.remoteAddress ?? '', direct, isHttp2Request(req), req, id, trust, started, base);
+    return new RequestContext(req.method ?? 'GET', target, req.headers, peerOf(req.socket), direct, isHttp2Request(req), req, id, trust, started, base);
   }
 
   /** An HTTP/2 stream and its header block, on a TLS session whose peer is `peer`. */
@@ -75,6 +76,27 @@ export class RequestContext {
   readBody(limit: number): Promise<Buffer> {
     return readBody(this.#body, this.headers['content-length'], limit, this.headers['content-encoding']);
   }
+}
+
+/** Each connection's peer address, once read (below). */
+const peers = new WeakMap<object, string>();
+
+/**
+ * The address of a connection's peer, read from node:net once per connection rather than once per
+ * request: its `remoteAddress` getter reads the socket's handle twice through an accessor that every
+ * kind of socket in the process goes through, so both reads take V8's slowest path (about 470
+ * instructions a request, counted with callgrind: bench/HISTORY.md).
+ */
+function peerOf(socket: { readonly remoteAddress?: string | undefined }): string {
+  // service.fetch's stand-in (a plain object per request) says it as a plain property.
+  if (!(socket instanceof Socket)) return socket.remoteAddress ?? '';
+  const known = peers.get(socket);
+  if (known !== undefined) return known;
+  const address = socket.remoteAddress;
+  // A socket already closed may not know it (node:net then has no handle to ask): not kept.
+  if (address === undefined) return '';
+  peers.set(socket, address);
+  return address;
 }
 
 /** RFC 9112 §3.2.2: a server must accept the absolute-form (`https://host/path?q`); use its path and query. */

@@ -6,6 +6,7 @@
 // bounded. And across sessions: what all the sessions of a server hold for their streams is
 // bounded too (the budget below), since each connection's own bound, times the connections one
 // client can open, is no bound at all.
+import { Buffer } from 'node:buffer';
 import { constants, type Http2SecureServer, type ServerHttp2Session, type ServerHttp2Stream } from 'node:http2';
 import type { Socket } from 'node:net';
 import { awaitsContinue, bodyBytesTaken } from './body.js';

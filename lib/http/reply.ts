@@ -1,3 +1,4 @@
+import { Buffer } from 'node:buffer';
 import { constants as h2 } from 'node:http2';
 import type { OutgoingHttpHeader, ServerResponse } from 'node:http';
 import type { Http2ServerResponse, OutgoingHttpHeaders, ServerHttp2Stream } from 'node:http2';
@@ -31,11 +32,36 @@ export interface CommonHeaders {
   readonly fields: readonly string[];
   /** The names above and `x-request-id`: a reply's own header of one of these names replaces ours. */
   readonly names: ReadonlySet<string>;
+  /** By a header set's pairs (headerSet()): the response's first fields, made once (leadingFields()). */
+  readonly leading: WeakMap<readonly string[], LeadingFields>;
 }
 
 /** `headers` (lowercase names) as CommonHeaders. */
 export function commonHeaders(headers: Readonly<Record<string, string>>): CommonHeaders {
-  return { object: headers, fields: Object.entries(headers).flat(), names: new Set([...Object.keys(headers), 'x-request-id']) };
+  return { object: headers, fields: Object.entries(headers).flat(), names: new Set([...Object.keys(headers), 'x-request-id']), leading: new WeakMap() };
+}
+
+/**
+ * What every response with one header set starts with: the set's pairs, then the common fields it
+ * does not replace; and whether the request id follows them (unless the set has its own).
+ */
+interface LeadingFields {
+  readonly fields: readonly string[];
+  readonly requestId: boolean;
+}
+
+/** The leading fields of a response with the header set whose pairs are `pairs` (made once per set and listener). */
+function leadingFields(pairs: readonly string[], common: CommonHeaders): LeadingFields {
+  const known = common.leading.get(pairs);
+  if (known !== undefined) return known;
+  const own = new Set(pairs.filter((_, i) => i % 2 === 0));
+  const fields = [...pairs];
+  for (let i = 0; i < common.fields.length; i += 2) {
+    if (!own.has(common.fields[i] as string)) fields.push(common.fields[i] as string, common.fields[i + 1] as string);
+  }
+  const made = { fields, requestId: !own.has('x-request-id') };
+  common.leading.set(pairs, made);
+  return made;
 }
 
 /**
@@ -176,53 +202,56 @@ function pairsOf(own: Reply['headers']): readonly string[] | undefined {
  * one the reply brings is dropped). A 304 keeps only what RFC 9110 §15.4.5 has it repeat.
  */
 function replyFields(ctx: RequestContext, reply: Reply, status: number, common: CommonHeaders): Fields {
-  const fields: Fields = [];
-  let n = 0;
-  // Stored by index (a two-argument push is a call into V8's builtin, this is inlined).
-  const add = (name: string, value: string | readonly string[]): void => {
-    fields[n++] = name;
-    fields[n++] = value;
-  };
   const own = reply.headers;
   const notModified = status === 304 && reply.status !== 304;
   const vary = reply.vary;
   const hasVary = vary !== undefined && vary.length > 0;
   const close = !ctx.http2 && reply.close === true;
   const etag = reply.etag;
-  let replaced = false;
   const pairs = notModified ? undefined : pairsOf(own);
+  let fields: Fields;
+  let n: number;
+  // Stored by index (a two-argument push is a call into V8's builtin, this is inlined).
+  const add = (name: string, value: string | readonly string[]): void => {
+    fields[n++] = name;
+    fields[n++] = value;
+  };
   if (pairs !== undefined) {
     // A header set made by headerSet(): its pairs hold none of the names the writer decides, and
-    // values HTTP/2 may send (checked when it was made).
-    for (let i = 0; i < pairs.length; i += 2) {
-      const name = pairs[i] as string;
-      if (common.names.has(name)) replaced = true;
-      add(name, pairs[i + 1] as string);
-    }
-  } else if (own !== undefined) {
-    // RFC 9113 §8.2.1: a value HTTP/2 would send as it is must not split a header (node:http throws itself).
-    if (ctx.http2) assertFieldValues(own);
-    for (const name in own) {
-      if (
-        name === 'content-length' ||
-        (hasVary && name === 'vary') ||
-        (close && name === 'connection') ||
-        (etag !== undefined && name === 'etag') ||
-        (ctx.http2 && CONNECTION_SPECIFIC.has(name)) ||
-        (notModified && !KEPT_ON_304.has(name))
-      ) {
-        continue;
+    // values HTTP/2 may send (checked when it was made); with the common fields, made once.
+    const leading = leadingFields(pairs, common);
+    fields = leading.fields.slice();
+    n = fields.length;
+    if (leading.requestId) add('x-request-id', ctx.id);
+  } else {
+    fields = [];
+    n = 0;
+    let replaced = false;
+    if (own !== undefined) {
+      // RFC 9113 §8.2.1: a value HTTP/2 would send as it is must not split a header (node:http throws itself).
+      if (ctx.http2) assertFieldValues(own);
+      for (const name in own) {
+        if (
+          name === 'content-length' ||
+          (hasVary && name === 'vary') ||
+          (close && name === 'connection') ||
+          (etag !== undefined && name === 'etag') ||
+          (ctx.http2 && CONNECTION_SPECIFIC.has(name)) ||
+          (notModified && !KEPT_ON_304.has(name))
+        ) {
+          continue;
+        }
+        if (common.names.has(name)) replaced = true;
+        add(name, own[name] as string | readonly string[]);
       }
-      if (common.names.has(name)) replaced = true;
-      add(name, own[name] as string | readonly string[]);
     }
+    const shared = common.fields;
+    for (let i = 0; i < shared.length; i += 2) {
+      const name = shared[i] as string;
+      if (!replaced || !(name in (own as object))) add(name, shared[i + 1] as string);
+    }
+    if (!replaced || !('x-request-id' in (own as object))) add('x-request-id', ctx.id);
   }
-  const shared = common.fields;
-  for (let i = 0; i < shared.length; i += 2) {
-    const name = shared[i] as string;
-    if (!replaced || !(name in (own as object))) add(name, shared[i + 1] as string);
-  }
-  if (!replaced || !('x-request-id' in (own as object))) add('x-request-id', ctx.id);
   if (hasVary) add('vary', vary.length === 1 ? (vary[0] as string) : vary.join(', '));
   if (close) add('connection', 'close');
   if (etag !== undefined) add('etag', etag);

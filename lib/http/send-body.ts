@@ -3,6 +3,8 @@
 // next piece once the transport has taken the last: node:http2 hands a stream's queued writes to
 // nghttp2 as one request, and node:http a socket's, so one big write reports nothing until the
 // last byte is out. The pieces share the body's memory (subarrays), nothing is copied.
+import { Buffer } from 'node:buffer';
+
 
 /** Bodies up to this size are written whole; larger ones in pieces of this size. */
 export const PIECE_BYTES = 64 * 1024;

@@ -2,6 +2,7 @@
 // scrapes plain HTTP by default), bound to the service's --host. Only GET/HEAD /metrics. L-1's
 // limits hold here as on every listener (L-2 amended): Node's defaults held a half request line
 // for about 67 s.
+import { Buffer } from 'node:buffer';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { problem } from '../http/problem.js';

@@ -2,6 +2,8 @@
 // certificate needs. Every function returns a complete TLV (tag, length, value), so a
 // structure is built by nesting calls. Inputs come from our own code, so they are checked
 // strictly and bad ones throw.
+import { Buffer } from 'node:buffer';
+
 
 const TAG = {
   boolean: 0x01,

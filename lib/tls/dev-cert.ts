@@ -10,10 +10,12 @@
 // cA=FALSE certificate without keyCertSign as a trust anchor (openssl/openssl#1418);
 // RFC 5280 §4.2.1.3 allows keyCertSign only with cA=TRUE, so it stays out.
 
+import { Buffer } from 'node:buffer';
 import { createHash, createPrivateKey, generateKeyPairSync, randomBytes, sign, X509Certificate } from 'node:crypto';
 import type { KeyObject } from 'node:crypto';
 import { lstat, mkdir, open, readFile, realpath, rm, rmdir, stat, unlink } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
+import process from 'node:process';
 import { setTimeout as delay } from 'node:timers/promises';
 import { writeDurably } from '../fs/durable-write.js';
 import { isErrno } from '../fs/errno.js';

@@ -3,6 +3,7 @@
 // the convention of passlib and @phc/scrypt; salt and hash are base64 without
 // padding (PHC string format "B64").
 
+import { Buffer } from 'node:buffer';
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { createMemo } from '../memo.js';
 import { hasLoneSurrogate, preparePassword } from './prepare.js';

@@ -1,6 +1,7 @@
 // Password reset tokens (P-9): 32 random bytes, base64url, handed out once; the store keeps only
 // their SHA-256. 256 bits of entropy need no salt or slow hash (ASVS 5.0 6.5.2: secrets of at
 // least 112 bits may be stored with a plain cryptographic hash).
+import { Buffer } from 'node:buffer';
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { ServiceError } from '../errors.js';
 import type { ResetTokenRecord, Store, UserRecord } from '../store/store.js';

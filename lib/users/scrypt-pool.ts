@@ -12,8 +12,10 @@
 // services' gates (hash-gate.ts) still decide how many are admitted; admitted hashes beyond this
 // limit wait their turn here. Elsewhere, or when workers cannot be started, `crypto.scrypt` runs
 // as before.
+import { Buffer } from 'node:buffer';
 import { scrypt, scryptSync, type ScryptOptions } from 'node:crypto';
 import { availableParallelism } from 'node:os';
+import process from 'node:process';
 import { Worker } from 'node:worker_threads';
 
 /** The hashing threads' nice value: well below the event loop (0), yet not starved by other processes. */

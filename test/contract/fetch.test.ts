@@ -460,3 +460,18 @@ test('C-5 / A-8 close() is not held by in-process requests that never settle, no
   await sender;
   assert.ok(took < 2_000, `close() took ${took} ms while requests kept coming`);
 });
+
+test('N-1 one path asked in turn with other queries (and none): each answer is its own query\'s, its Link and ETag too', async (t) => {
+  const service = memoryService(t, { resources: { books: (query) => ({ title: query.get('title') }) } });
+  const seen = new Map<string, string | null>();
+  for (const query of ['?title=Emma', '?title=Persuasion', '', '?title=Emma', '?title=', '', '?title=Persuasion']) {
+    const res = await service.fetch(`/api/books.json${query}`);
+    const title = new URLSearchParams(query).get('title');
+    assert.deepEqual(await res.json(), { title }, query);
+    assert.equal(res.headers.get('link'), `</api/books.xml${query}>; rel="alternate"; type="application/xml"`, query);
+    const etag = res.headers.get('etag');
+    if (seen.has(query)) assert.equal(etag, seen.get(query), `${query}: the same ETag again`);
+    else assert.ok(![...seen.values()].includes(etag), `${query}: an ETag of its own`);
+    seen.set(query, etag);
+  }
+});

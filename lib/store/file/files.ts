@@ -1,5 +1,6 @@
 // The file store's reads: a file's identity (to notice another process's write with one stat) and
 // its bytes, through one descriptor whose owner is checked (U-1).
+import { Buffer } from 'node:buffer';
 import { statSync } from 'node:fs';
 import { stat, type FileHandle } from 'node:fs/promises';
 import { errorCode } from '../../fs/errno.js';

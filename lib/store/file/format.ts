@@ -13,7 +13,7 @@
 // Compaction writes generation N+1 of the snapshot, then a new journal for N+1, so a journal
 // whose generation is older than the snapshot's is already folded in (the compacting process
 // died between the two renames) and is ignored.
-import { isUtf8 } from 'node:buffer';
+import { Buffer, isUtf8 } from 'node:buffer';
 import { ServiceError } from '../../errors.js';
 import { checkRecord } from '../record.js';
 import type { UserRecord } from '../store.js';

@@ -11,6 +11,7 @@
 //   the append, and a failed append is truncated away again, so a change the caller was told
 //   failed never surfaces on a later load.
 // The caller serialises calls and holds the store's lock for appends and compactions.
+import { Buffer } from 'node:buffer';
 import type { FileHandle } from 'node:fs/promises';
 import { writeAll, writeDurably } from '../../fs/durable-write.js';
 import { errorCode } from '../../fs/errno.js';

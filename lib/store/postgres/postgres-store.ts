@@ -2,6 +2,7 @@
 // a change acknowledged by one instance is seen by the next request to any other), and
 // update() as one transaction holding the user's row lock, so `fn` runs exactly once, on the
 // committed state, and no concurrent change is lost.
+import { Buffer } from 'node:buffer';
 import type { PoolClient } from 'pg';
 import { ServiceError } from '../../errors.js';
 import { checkRecord, checkWrite } from '../record.js';
