@@ -6,7 +6,7 @@ import { Buffer } from 'node:buffer';
 import process from 'node:process';
 
 export interface RequestLog {
-  /** The service's own request id (hex and base-36 digits and '-'): written as it is. */
+  /** The service's own request id (base-36 digits and '-', lib/http/dispatch.ts): written as it is. */
   readonly id: string;
   readonly method: string;
   readonly path: string;
@@ -126,7 +126,7 @@ export function createLogger(write: false | LineSink, level: LogLevel = 'info', 
         const method = methodPiece(e.method);
         const plainPath = plainAscii(path);
         const line = `${head}${e.id}${method.text}${plainPath ? path : jsonChars(path)}${statusPiece(e.status)}${millis(e.durationMs)}${tail}`;
-        // The id is hex, base-36 digits and '-': ASCII.
+        // The id is base-36 digits and '-': ASCII.
         if (plainPath && tailAscii && method.plain) writeAscii(line);
         else write(line);
       } catch {

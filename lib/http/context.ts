@@ -38,16 +38,15 @@ export class RequestContext {
   readonly #body: BodySource;
 
   constructor(method: string, rawTarget: string, headers: IncomingHttpHeaders, peer: string, direct: boolean, http2: boolean, body: BodySource, id: string, trust: TrustProxy, started: number, base = '') {
-    const target = originForm(rawTarget);
-    const q = target.indexOf('?');
+    const parts = rawTarget === lastParts.rawTarget && base === lastParts.base ? lastParts : (lastParts = new TargetParts(rawTarget, base));
     // The forwarded fields are read only from a trusted peer (T-5): a lookup in a header object
     // (a shape of its own per request) costs a few hundred instructions.
     const trusted = trust.isTrusted(peer);
     this.id = id;
     this.method = method;
-    this.path = q < 0 ? target : target.slice(0, q);
-    this.rawQuery = q < 0 ? undefined : target.slice(q + 1);
-    this.localPath = base === '' ? this.path : unmount(this.path, base);
+    this.path = parts.path;
+    this.rawQuery = parts.rawQuery;
+    this.localPath = parts.localPath;
     this.secure = direct || (trusted && forwardedHttps(headers['x-forwarded-proto']));
     this.address = trusted ? clientAddress(peer, forwardedFor(headers['x-forwarded-for']), trust) : stripMapped(peer);
     this.headers = headers;
@@ -77,6 +76,29 @@ export class RequestContext {
     return readBody(this.#body, this.headers['content-length'], limit, this.headers['content-encoding']);
   }
 }
+
+/** A request target split into its path and query, and the path under a mount. */
+class TargetParts {
+  readonly path: string;
+  readonly rawQuery: string | undefined;
+  readonly localPath: string | undefined;
+
+  constructor(readonly rawTarget: string, readonly base: string) {
+    const target = originForm(rawTarget);
+    const q = target.indexOf('?');
+    this.path = q < 0 ? target : target.slice(0, q);
+    this.rawQuery = q < 0 ? undefined : target.slice(q + 1);
+    this.localPath = base === '' ? this.path : unmount(this.path, base);
+  }
+}
+
+/**
+ * The last target split: the same target again (a client asking for one resource, request after
+ * request) gets the same strings, which the router's and the handlers' memos then find by identity.
+ * Split afresh, a path with a query is a new slice of the target each time, and V8 compares two
+ * slices in its runtime: some 500 instructions a request, counted with callgrind (bench/HISTORY.md).
+ */
+let lastParts = new TargetParts('/', '');
 
 /** Each connection's peer address, once read (below). */
 const peers = new WeakMap<object, string>();

@@ -111,7 +111,7 @@ for (const protocol of PROTOCOLS) test(`E-1 / C-6 a reply that cannot be written
   assert.equal((JSON.parse(r.body) as { status: number }).status, 500);
   assert.equal(r.headers['set-cookie'], undefined, 'nothing was injected');
   const id = r.headers['x-request-id'];
-  assert.match(String(id), /^[0-9a-f]{8}-[0-9a-z]+$/);
+  assert.match(String(id), /^[0-9a-z]{6}-[0-9a-z]+$/);
   const errors = s.logs.map((l) => JSON.parse(l) as { level: string; msg: string; id?: string }).filter((l) => l.msg === 'could not write the response');
   assert.deepEqual(errors.map((l) => l.id), [id]);
   // The connection serves the next request.

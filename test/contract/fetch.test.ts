@@ -461,6 +461,24 @@ test('C-5 / A-8 close() is not held by in-process requests that never settle, no
   assert.ok(took < 2_000, `close() took ${took} ms while requests kept coming`);
 });
 
+test('A-9 one target asked in turn of a service mounted under /svc and of one that is not: each routes it by its own basePath', async (t) => {
+  const mounted = memoryService(t, { basePath: '/svc' });
+  const plain = memoryService(t, { resources: { svc: () => ({ plain: true }) } });
+  for (let i = 0; i < 2; i++) {
+    const inside = await mounted.fetch('/svc/api/something.json?param1=x');
+    assert.equal(inside.status, 200);
+    assert.deepEqual(await inside.json(), { param1: 'x' });
+    const outside = await plain.fetch('/svc/api/something.json?param1=x');
+    assert.equal(outside.status, 404, 'no /svc/… route without the basePath');
+    await outside.body?.cancel();
+    const root = await mounted.fetch('/api/svc.json');
+    assert.equal(root.status, 404, 'outside the mount');
+    await root.body?.cancel();
+    const own = await plain.fetch('/api/svc.json');
+    assert.deepEqual(await own.json(), { plain: true });
+  }
+});
+
 test('N-1 one path asked in turn with other queries (and none): each answer is its own query\'s, its Link and ETag too', async (t) => {
   const service = memoryService(t, { resources: { books: (query) => ({ title: query.get('title') }) } });
   const seen = new Map<string, string | null>();
