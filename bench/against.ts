@@ -88,8 +88,9 @@ export interface AgainstOptions {
  * Node's flags for a counted server unless --threaded: V8 on one thread, its collections on a fixed
  * schedule. Its background threads, the collector's timing heuristics (an allocation rate in bytes
  * a millisecond, under a valgrind 50 times slower) and when a compile job lands made the same build
- * count 100.5k to 102.0k a request from run to run; so, 107.53k and 107.61k. The collector's and
- * the compiler's work is then in the main thread's count, as it is in the CPU time.
+ * count 100.5k to 102.0k a request from run to run; so, 107.53k and 107.61k. The collector's
+ * work is then in the main thread's count, as it is in the CPU time; the optimizing compiler's,
+ * also on the main thread, is counted apart (instructions.ts).
  */
 export const PREDICTABLE = ['--predictable', '--predictable-gc-schedule'] as const;
 
@@ -693,6 +694,8 @@ export interface CountRow {
   readonly scenario: string;
   /** Instructions of the main thread per request, by server (HEAD …, REF …, ceiling+headers). */
   readonly main: Readonly<Record<string, number>>;
+  /** V8's optimizing compiles in the counted requests, per request, by server: left out of `main` (instructions.ts). */
+  readonly compiles: Readonly<Record<string, number>>;
   readonly others: Readonly<Record<string, number>>;
   readonly failed: number;
   readonly headRef: number;
@@ -742,7 +745,7 @@ async function countAgainst(c: CountContext): Promise<number> {
     await sleep(Math.max(0, since + COUNT_AFTER_MS - Date.now()));
     const figure = await countRequests(callgrind, load(scenario, url));
     counts.get(scenario.name)?.set(name, figure);
-    progress(`  ${scenario.name}: ${name} ${Math.round(figure.main).toLocaleString('en')} instructions a request (other threads ${Math.round(figure.others).toLocaleString('en')})${figure.failed > 0 ? `, ${figure.failed} failed` : ''}`);
+    progress(`  ${scenario.name}: ${name} ${Math.round(figure.main).toLocaleString('en')} instructions a request (compiles left out ${Math.round(figure.compiles).toLocaleString('en')}, other threads ${Math.round(figure.others).toLocaleString('en')})${figure.failed > 0 ? `, ${figure.failed} failed` : ''}`);
   };
   /** One process of `peer` for `h1`, counted once per path (a peer's answer depends on nothing else). */
   const countPeer = async (peer: (typeof PEERS)[number], h1: readonly Scenario[]): Promise<void> => {
@@ -821,6 +824,7 @@ async function countAgainst(c: CountContext): Promise<number> {
     rows.push({
       scenario: scenario.name,
       main: Object.fromEntries([...figures].map(([name, f]) => [name, f.main])),
+      compiles: Object.fromEntries([...figures].map(([name, f]) => [name, f.compiles])),
       others: Object.fromEntries([...figures].map(([name, f]) => [name, f.others])),
       failed: [...figures.values()].reduce((sum, f) => sum + f.failed, 0),
       headRef: headCount.main / refCount.main,
@@ -833,7 +837,7 @@ async function countAgainst(c: CountContext): Promise<number> {
   const markdown = [
     `HEAD ${c.headLabel} ÷ REF ${c.refLabel}, ${new Date(c.started).toISOString()}: instructions of each server's main thread per request, counted by callgrind ` +
       `(${options.warmup} requests to warm up, then ${options.requests} counted on the same ${options.connections} keep-alive connections; h2: one connection, ${H2_STREAMS} streams). ` +
-      `log-on: the CLI, its log to /dev/null; log-off: createService({ log: false }). ${options.threaded ? "V8's own threads as by default (--threaded): their work is apart, in the last column" : `Node run with ${PREDICTABLE.join(' ')}: V8 on one thread, its collections and compiles in the count`}. Took ${seconds} s.`,
+      `log-on: the CLI, its log to /dev/null; log-off: createService({ log: false }). ${options.threaded ? "V8's own threads as by default (--threaded): their work is apart, in the last column" : `Node run with ${PREDICTABLE.join(' ')}: V8 on one thread, its collections in the count; its optimizing compiles (a warm-up cost, which under valgrind can still fall among the counted requests) left out, and given in a column of their own`}. Took ${seconds} s.`,
     '',
     table,
     ...[...skipped].map(([name, why]) => `\n${name}: not counted, ${why}.`),
@@ -868,13 +872,13 @@ export function markdownCounts(rows: readonly CountRow[], headLabel: string, ref
     return `≤ ${members[0]?.target}${members.length === 1 ? `, ${members[0]?.logMode}` : ''}`;
   };
   return [
-    `| scenario | HEAD ${headLabel} | REF ${refLabel} | HEAD ÷ REF (≤ ${TARGET}) | the log's share (≤ ${LOG_SHARE_TARGET * 100}%) | ${families.map((f) => `${f} | HEAD ÷ ${f} (${targets(f)})`).join(' | ')}${families.length > 0 ? ' | ' : ''}other threads HEAD / REF |`,
-    `|---|---|---|---|---|${families.map(() => '---|---|').join('')}---|`,
+    `| scenario | HEAD ${headLabel} | REF ${refLabel} | HEAD ÷ REF (≤ ${TARGET}) | the log's share (≤ ${LOG_SHARE_TARGET * 100}%) | ${families.map((f) => `${f} | HEAD ÷ ${f} (${targets(f)})`).join(' | ')}${families.length > 0 ? ' | ' : ''}compiles left out HEAD / REF | other threads HEAD / REF |`,
+    `|---|---|---|---|---|${families.map(() => '---|---|').join('')}---|---|`,
     ...rows.map((r) => {
       const [ours, theirs] = [`HEAD ${logModeOfName(r.scenario)}`, `REF ${logModeOfName(r.scenario)}`];
       const share = r.logShare === undefined ? '–' : `${(r.logShare * 100).toFixed(1)}% ${r.logShare <= LOG_SHARE_TARGET ? 'met' : 'missed'}`;
       const cells = [share, ...families.flatMap((f) => peerCells(r, f))];
-      return `| ${r.scenario}${r.failed > 0 ? ` (${r.failed} failed)` : ''} | ${thousands(r.main[ours])} | ${thousands(r.main[theirs])} | ${r.headRef.toFixed(3)} ${r.headRef <= TARGET ? 'met' : 'missed'} | ${cells.map((cell) => `${cell} | `).join('')}${thousands(r.others[ours])} / ${thousands(r.others[theirs])} |`;
+      return `| ${r.scenario}${r.failed > 0 ? ` (${r.failed} failed)` : ''} | ${thousands(r.main[ours])} | ${thousands(r.main[theirs])} | ${r.headRef.toFixed(3)} ${r.headRef <= TARGET ? 'met' : 'missed'} | ${cells.map((cell) => `${cell} | `).join('')}${thousands(r.compiles[ours])} / ${thousands(r.compiles[theirs])} | ${thousands(r.others[ours])} / ${thousands(r.others[theirs])} |`;
     }),
   ].join('\n');
 }

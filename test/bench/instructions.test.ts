@@ -7,13 +7,29 @@ import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Callgrind, countRequests, haveCallgrind, totalOf } from '../../bench/instructions.js';
+import { Callgrind, compilesIn, countRequests, haveCallgrind, totalOf } from '../../bench/instructions.js';
 import { createSelfSignedCertificate } from '../../lib/tls/dev-cert.js';
 
 test('totalOf reads the summary line of a callgrind dump', () => {
   assert.equal(totalOf('version: 1\ncreator: callgrind-3.19.0\nevents: Ir\nsummary: 123456789\n'), 123456789);
   assert.equal(totalOf('events: Ir\ntotals: 42\n'), 42);
   assert.throws(() => totalOf('events: Ir\n'), /without a summary line/);
+});
+
+test("compilesIn adds up the inclusive counts of V8's optimizing compiles, OSR ones too, and nothing else", () => {
+  const annotated = [
+    '--------------------------------------------------------------------------------',
+    '          Ir',
+    '--------------------------------------------------------------------------------',
+    '958,163,111 (100.0%)  PROGRAM TOTALS',
+    '   51,206,036 ( 4.82%)  ???:v8::internal::Runtime_CompileOptimized(int, unsigned long*, v8::internal::Isolate*) [/usr/bin/node]',
+    '   51,205,918 ( 4.82%)  ???:v8::internal::Compiler::CompileOptimized(v8::internal::Isolate*, v8::internal::Handle<v8::internal::JSFunction>) [/usr/bin/node]',
+    '    2,000,000 ( 0.19%)  ???:v8::internal::Runtime_CompileOptimizedOSR(int, unsigned long*, v8::internal::Isolate*) [/usr/bin/node]',
+    '    6,703,296 ( 0.63%)  ???:Builtins_CompileLazy [/usr/bin/node]',
+    '      500,000 ( 0.05%)  ???:v8::internal::Runtime_CompileLazy(int, unsigned long*, v8::internal::Isolate*) [/usr/bin/node]',
+  ].join('\n');
+  assert.equal(compilesIn(annotated), 53_206_036);
+  assert.equal(compilesIn('958,163,111 (100.0%)  PROGRAM TOTALS\n'), 0);
 });
 
 // A server answering every path with the same small body, over HTTP/2 and HTTP/1.1.
@@ -40,7 +56,10 @@ test('instructions per request of a server under callgrind, HTTP/1.1 and HTTP/2'
     assert.deepEqual([h1.ok, h1.failed, h1More.ok, h2.ok, h2.failed], [200, 0, 400, 200, 0]);
     // A request of a bare handler takes some tens of thousands of instructions: the start of node
     // (hundreds of millions) is not in the count, and twice the requests count about the same each.
-    for (const count of [h1, h1More, h2]) assert.ok(count.main > 5_000 && count.main < 2_000_000, `${count.main} instructions a request`);
+    for (const count of [h1, h1More, h2]) {
+      assert.ok(count.main > 5_000 && count.main < 2_000_000, `${count.main} instructions a request`);
+      assert.ok(count.compiles >= 0 && count.compiles < count.main * 10, `${count.compiles} instructions of compiles a request`);
+    }
     await assert.rejects(countRequests(server, { ...load, path: '/chunked', mode: 'h1', requests: 10 }), /a response without Content-Length/);
     assert.ok(h1More.main / h1.main > 0.5 && h1More.main / h1.main < 1.5, `${h1.main} then ${h1More.main}`);
   } finally {
