@@ -89,6 +89,10 @@ export function createLogger(write: false | LineSink, level: LogLevel = 'info', 
   let tailAddress: string | undefined;
   let tail = '';
   let tailAscii = true;
+  // The last path and whether it is printable ASCII: a path asked for again is the same string
+  // (lib/http/context.ts keeps the last target's), found by identity instead of scanned.
+  let lastPath: string | undefined;
+  let lastPathPlain = true;
   const emit = (lineLevel: string, message: string, fields: Readonly<Record<string, unknown>> = {}): void => {
     try {
       write(JSON.stringify({ time: time(), level: lineLevel, msg: message, ...fields }));
@@ -124,7 +128,11 @@ export function createLogger(write: false | LineSink, level: LogLevel = 'info', 
           tail = flat(`${ADDRESS_PIECE}${tailAscii ? address : jsonChars(address)}"}`);
         }
         const method = methodPiece(e.method);
-        const plainPath = plainAscii(path);
+        if (path !== lastPath) {
+          lastPath = path;
+          lastPathPlain = plainAscii(path);
+        }
+        const plainPath = lastPathPlain;
         const line = `${head}${e.id}${method.text}${plainPath ? path : jsonChars(path)}${statusPiece(e.status)}${millis(e.durationMs)}${tail}`;
         // The id is base-36 digits and '-': ASCII.
         if (plainPath && tailAscii && method.plain) writeAscii(line);

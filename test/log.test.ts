@@ -93,6 +93,16 @@ test('C-6 a request line is JSON.stringify of its entry for any method, path, ad
   );
 });
 
+test('C-6 one path again and again, then one to escape, then the first again: each line escapes its own path and goes to the writer its own characters call for', () => {
+  const at = new Date('2026-11-23T10:00:00.123Z');
+  const lines: Array<{ path: string; ascii: boolean }> = [];
+  const keep = (ascii: boolean) => (line: string): void => void lines.push({ path: (JSON.parse(line) as { path: string }).path, ascii });
+  const log = createLogger(Object.assign(keep(false), { ascii: keep(true) }), 'info', () => at);
+  const paths = ['/api/a.json', '/api/a.json', '/api/"a".json', '/api/"a".json', '/api/\u00e9.json', '/api/a.json'];
+  for (const [i, path] of paths.entries()) log.request({ id: `ab-${i}`, method: 'GET', path, status: 200, durationMs: 1, address: '::1' });
+  assert.deepEqual(lines, paths.map((path) => ({ path, ascii: path === '/api/a.json' })));
+});
+
 test('C-6 a request line given the moment it was answered (`at`, performance.now()) is timed by it, not by when it is written', () => {
   const lines: string[] = [];
   const log = createLogger((line) => lines.push(line));
