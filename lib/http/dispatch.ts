@@ -325,7 +325,7 @@ function visibleAscii(target: string): boolean {
  * body (smuggling shapes, RFC 9112 §6.3) only after the 'request' event, and that 400 must win
  * over an answer written synchronously to the request in front of it.
  */
-/** Six base-36 digits: 31 bits of randomness, as many as the eight hex digits ids had before. */
+/** Six base-36 digits: 31 bits of randomness, nearly the 32 of the eight hex digits ids had before. */
 const PREFIX_SPACE = 36 ** 6;
 
 /**
