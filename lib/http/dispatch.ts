@@ -320,11 +320,6 @@ function visibleAscii(target: string): boolean {
   return true;
 }
 
-/**
- * A request with body framing is answered at the earliest in a microtask: llhttp reports a bad
- * body (smuggling shapes, RFC 9112 §6.3) only after the 'request' event, and that 400 must win
- * over an answer written synchronously to the request in front of it.
- */
 /** Six base-36 digits: 31 bits of randomness, nearly the 32 of the eight hex digits ids had before. */
 const PREFIX_SPACE = 36 ** 6;
 
@@ -340,6 +335,11 @@ export function requestIds(): () => string {
   return () => `${prefix}-${(++count).toString(36)}`;
 }
 
+/**
+ * A request with body framing is answered at the earliest in a microtask: llhttp reports a bad
+ * body (smuggling shapes, RFC 9112 §6.3) only after the 'request' event, and that 400 must win
+ * over an answer written synchronously to the request in front of it.
+ */
 function hasBody(req: HttpRequest): boolean {
   const length = req.headers['content-length'];
   return req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
