@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import { Socket } from 'node:net';
 import type { IncomingHttpHeaders as Http2Headers, ServerHttp2Stream } from 'node:http2';
+import { Socket } from 'node:net';
 import { readBody, type BodySource } from './body.js';
 import { isHttp2Request, type HttpRequest } from './messages.js';
 import { clientAddress, type TrustProxy } from './trust-proxy.js';

@@ -5,7 +5,6 @@
 // last byte is out. The pieces share the body's memory (subarrays), nothing is copied.
 import { Buffer } from 'node:buffer';
 
-
 /** Bodies up to this size are written whole; larger ones in pieces of this size. */
 export const PIECE_BYTES = 64 * 1024;
 

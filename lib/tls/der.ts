@@ -4,7 +4,6 @@
 // strictly and bad ones throw.
 import { Buffer } from 'node:buffer';
 
-
 const TAG = {
   boolean: 0x01,
   integer: 0x02,
