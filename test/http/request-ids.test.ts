@@ -14,6 +14,13 @@ test('ids count up in base 36 behind one prefix of six base-36 digits', () => {
   assert.equal(new Set(ids).size, 40);
 });
 
+test('the count stays base 36 across its lowest two digits\' turns', () => {
+  const next = requestIds();
+  const ids = Array.from({ length: 36 ** 2 * 3 + 40 }, () => next());
+  const prefix = (ids[0] as string).slice(0, 7);
+  ids.forEach((id, i) => assert.equal(id, `${prefix}${(i + 1).toString(36)}`));
+});
+
 test('each dispatcher draws its own prefix', () => {
   const prefixes = new Set(Array.from({ length: 20 }, () => requestIds()().slice(0, 6)));
   // 31 random bits each: twenty alike by chance is out of the question, two alike nearly so.
