@@ -339,8 +339,8 @@ const LOW_DIGITS: readonly string[] = Array.from({ length: LOW_SPAN }, (_, i) =>
 export function requestIds(): () => string {
   const prefix = (randomBytes(4).readUInt32BE(0) % PREFIX_SPACE).toString(36).padStart(6, '0');
   let count = 0;
-  // The id but its two lowest digits, made again once every 1,296 requests.
-  let head = `${prefix}-`;
+  // From the 1,296th request on: the id but its two lowest digits, made again when they turn.
+  let head = '';
   return () => {
     const low = ++count % LOW_SPAN;
     if (count < LOW_SPAN) return `${prefix}-${count.toString(36)}`;
