@@ -1,6 +1,6 @@
 import { Buffer } from 'node:buffer';
 import { dirname, join, resolve } from 'node:path';
-import process from 'node:process';
+import { process } from './process.js';
 import { ServiceError } from './errors.js';
 import { DEFAULT_MAX_UNSENT_BYTES, DEFAULT_MAX_UNSENT_BYTES_TOTAL } from './http/http2-sessions.js';
 import { validateOptionalObject } from './validate.js';

@@ -3,7 +3,7 @@
  * dumping headers or bodies, so a password or an Authorization value cannot reach a log (P-11).
  */
 import { Buffer } from 'node:buffer';
-import process from 'node:process';
+import { process } from './process.js';
 
 export interface RequestLog {
   /** The service's own request id (base-36 digits and '-', lib/http/dispatch.ts): written as it is. */

@@ -540,7 +540,6 @@ function deepFreeze<T>(value: T): T {
   return value;
 }
 
-
 /** S-4: what this server's configuration says about the settings instances must share (`key`: the Digest key it uses). */
 function wantedSettings(config: Config, key: DigestKey | undefined): SharedSettings {
   return {

@@ -2,6 +2,7 @@
 // of a literal path alike): the folder list shows the layers, and a cycle would hide one.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -69,7 +70,7 @@ test('the cycle finder finds a cycle (a → b → a) and accepts a diamond', () 
   assert.equal(findCycle(new Map([['a', ['b', 'c']], ['b', ['d']], ['c', ['d']], ['d', []]])), undefined);
 });
 
-test('the store room imports nothing of auth/, and its stores import only the room, lib/fs and lib/errors', () => {
+test('the store room imports nothing of auth/, and its stores import only the room, lib/fs, lib/errors and lib/process', () => {
   const graph = importGraph();
   const storeRoom = join(LIB, 'store');
   for (const [file, targets] of graph) {
@@ -79,7 +80,7 @@ test('the store room imports nothing of auth/, and its stores import only the ro
     if (backend === undefined) continue;
     for (const target of targets) {
       const inside = relative(storeRoom, target);
-      const ok = inside.startsWith(`${backend}/`) || !inside.includes('/') || target.startsWith(join(LIB, 'fs')) || target === join(LIB, 'errors.ts');
+      const ok = inside.startsWith(`${backend}/`) || !inside.includes('/') || target.startsWith(join(LIB, 'fs')) || target === join(LIB, 'errors.ts') || target === join(LIB, 'process.ts');
       assert.ok(ok, `${relative(LIB, file)} imports ${relative(LIB, target)}`);
     }
   }
@@ -87,13 +88,30 @@ test('the store room imports nothing of auth/, and its stores import only the ro
 
 // Node's global `Buffer` and `process` are getters on globalThis: every use of one in a function
 // calls the getter (about 150 instructions, counted with callgrind on the request path), where an
-// imported binding is read directly. So lib/ imports them, and this keeps it so.
+// imported binding is read directly. So lib/ imports them (process from lib/process.ts, which
+// reads the global once: see the next test), and this keeps it so.
 const GETTER_GLOBALS = [
   { name: 'Buffer', use: /\bBuffer\s*\.|instanceof\s+Buffer\b|\bnew\s+Buffer\b/, imported: /import\s*\{[^}]*\bBuffer\b[^}]*\}\s*from\s*'node:buffer'/ },
-  { name: 'process', use: /(?<![\w.$])process\s*\./, imported: /import\s+process\s+from\s*'node:process'/ },
+  { name: 'process', use: /(?<![\w.$])process\s*\./, imported: /import\s*\{\s*process\s*\}\s*from\s*'(?:\.{1,2}\/)+process\.js'/ },
 ] as const;
 
-test('lib/ reads Buffer and process from node:buffer and node:process, never through the globals\' getters', () => {
+// Node builds `node:process`'s ESM facade by reading every property of the process object, and
+// reading `stdin` makes its stream: importing the module from anywhere in lib/ gave every
+// application that imports the library an open handle on its standard input (a pipe or a
+// terminal), its descriptor made non-blocking.
+// (Standard output and error cannot be asked here: tsx, which runs the sources, opens both itself.)
+test('importing the library leaves standard input alone: with a pipe on it, no handle holds it after the import', () => {
+  const script = "await import('./lib/index.ts'); console.log(JSON.stringify(process._getActiveHandles().filter((h) => h._handle?.fd === 0).map((h) => h.constructor.name)))";
+  const out = execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: join(LIB, '..'), input: '', encoding: 'utf8', timeout: 30_000 });
+  assert.deepEqual(JSON.parse(out), []);
+});
+
+test('no module of lib/ imports node:process (lib/process.ts reads the global once)', () => {
+  const importers = sources(LIB).filter((file) => /from\s*'node:process'|import\(\s*'node:process'\s*\)/.test(readFileSync(file, 'utf8').replace(/\/\*[\s\S]*?\*\//g, '').replace(/\/\/.*$/gm, '')));
+  assert.deepEqual(importers.map((file) => relative(LIB, file)), []);
+});
+
+test('lib/ reads Buffer from node:buffer and process from lib/process.ts, never through the globals\' getters', () => {
   const offenders: string[] = [];
   for (const file of sources(LIB)) {
     const text = readFileSync(file, 'utf8');

@@ -166,7 +166,6 @@ function isAttrChar(c: number): boolean {
   return '!#$&+-.^_`|~'.includes(String.fromCharCode(c));
 }
 
-
 function isLatin1(value: string): boolean {
   for (let i = 0; i < value.length; i++) {
     if (value.charCodeAt(i) > 0xff) return false;

@@ -2,7 +2,7 @@ import { Buffer } from 'node:buffer';
 import { createCipheriv, createDecipheriv, createHmac, randomBytes } from 'node:crypto';
 import { mkdir, open } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import process from 'node:process';
+import { process } from '../process.js';
 import { ServiceError } from '../errors.js';
 import { createDurably } from '../fs/durable-write.js';
 import { isErrno } from '../fs/errno.js';

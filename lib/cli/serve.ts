@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import process from 'node:process';
+import { process } from '../process.js';
 import { streamLines } from '../log.js';
 import { UsageError } from './args.js';
 import type { CommandContext } from './command.js';

@@ -1,6 +1,6 @@
 import { PerformanceObserver } from 'node:perf_hooks';
-import process from 'node:process';
 import { getHeapSpaceStatistics, setFlagsFromString } from 'node:v8';
+import { process } from '../process.js';
 
 /**
  * V8's young generation (its two semi-spaces) as the server the CLI runs keeps it: 8 MiB in all,

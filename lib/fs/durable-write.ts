@@ -3,7 +3,7 @@ import { Buffer } from 'node:buffer';
 import { randomBytes } from 'node:crypto';
 import { link, open, rename, unlink, type FileHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import process from 'node:process';
+import { process } from '../process.js';
 import { errorCode } from './errno.js';
 
 const FILE_MODE = 0o600;

@@ -8,7 +8,7 @@
 import { constants, readFileSync } from 'node:fs';
 import { chmod, lstat, open, type FileHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import process from 'node:process';
+import { process } from '../process.js';
 import { ServiceError } from '../errors.js';
 
 const PRIVATE_MODE = 0o600;

@@ -1,6 +1,6 @@
 // Whether a process of this host still exists: kill(pid, 0) sends nothing and only checks.
 import { readFileSync } from 'node:fs';
-import process from 'node:process';
+import { process } from '../process.js';
 
 export function processExists(pid: number): boolean {
   if (!Number.isSafeInteger(pid) || pid <= 0) return false;

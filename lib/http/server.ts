@@ -90,7 +90,6 @@ export function cutOverPipelined(req: IncomingMessage, res: ServerResponse): boo
   return false;
 }
 
-
 /**
  * The HTTPS listener (T-1: TLS 1.2 at least, AEAD suites; H-1: HTTP/2 and HTTP/1.1 unless http2 is
  * off) and the optional plain-HTTP one (T-3), with the L-1 limits. HTTP/1.1 time-outs are checked

@@ -3,7 +3,7 @@
 // STORE_OPERATIONS (including the ledgers' methods, `throttle.reserve` …) are timed, and a throw or
 // a rejection counts as an error. Method calls keep the real store as `this`, so its #private
 // fields keep working.
-import process from 'node:process';
+import { process } from '../process.js';
 import { STORE_OPERATIONS, type Metrics, type StoreOperation } from './metrics.js';
 
 const OBSERVED: ReadonlySet<string> = new Set(STORE_OPERATIONS);

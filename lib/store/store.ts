@@ -103,7 +103,6 @@ export interface Store {
   close(options?: { readonly abandon?: boolean }): Promise<void>;
 }
 
-
 export interface SharedSettings {
   readonly realm: string;
   readonly digest: boolean;

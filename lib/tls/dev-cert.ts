@@ -15,8 +15,8 @@ import { createHash, createPrivateKey, generateKeyPairSync, randomBytes, sign, X
 import type { KeyObject } from 'node:crypto';
 import { lstat, mkdir, open, readFile, realpath, rm, rmdir, stat, unlink } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import process from 'node:process';
 import { setTimeout as delay } from 'node:timers/promises';
+import { process } from '../process.js';
 import { writeDurably } from '../fs/durable-write.js';
 import { isErrno } from '../fs/errno.js';
 import { checkStoreDirectory, type Subject } from '../fs/private-files.js';

@@ -10,8 +10,8 @@
 // while nobody else waits: a review's 50 connections of wrong Basic credentials from one address
 // kept another address's password change getting 503 for 20 s, first come, first served.
 
-import process from 'node:process';
 import { ServiceError } from '../errors.js';
+import { process } from '../process.js';
 
 export interface HashGateOptions {
   /** Hashes running at once. @default Number(process.env.UV_THREADPOOL_SIZE) || 4 */

@@ -15,8 +15,8 @@
 import { Buffer } from 'node:buffer';
 import { scrypt, scryptSync, type ScryptOptions } from 'node:crypto';
 import { availableParallelism } from 'node:os';
-import process from 'node:process';
 import { Worker } from 'node:worker_threads';
+import { process } from '../process.js';
 
 /** The hashing threads' nice value: well below the event loop (0), yet not starved by other processes. */
 export const HASH_THREAD_NICE = 10;

@@ -232,7 +232,6 @@ class FileStore implements Store {
   }
 }
 
-
 function toOp(name: string, current: UserRecord | undefined, next: UserRecord | null | undefined, names: 'policy' | 'shape'): JournalOp | undefined {
   if (next === undefined) return undefined;
   if (next === null) return current === undefined ? undefined : { op: 'delete', name };

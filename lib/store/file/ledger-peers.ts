@@ -7,7 +7,7 @@
 // (a store on a shared network file system) cannot be asked and counts as alive until it leaves.
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import process from 'node:process';
+import { process } from '../../process.js';
 import { processStart, sameProcessRuns } from '../../fs/process-exists.js';
 import type { LedgerLine } from './ledger-lines.js';
 

@@ -11,7 +11,7 @@
 import { randomBytes } from 'node:crypto';
 import { unlink } from 'node:fs/promises';
 import { hostname } from 'node:os';
-import process from 'node:process';
+import { process } from '../../process.js';
 import { writeDurably } from '../../fs/durable-write.js';
 import { errorCode } from '../../fs/errno.js';
 import { processStart, sameProcessRuns } from '../../fs/process-exists.js';
