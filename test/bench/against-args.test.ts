@@ -28,7 +28,7 @@ for (const [args, message] of [
   [['--against', 'HEAD', '--instructions', '--warmup', '1.5'], /--warmup must be a whole number above 0/],
   [['--against', 'HEAD', '--instructions', '--only', 'users'], /--instructions does not count the file store's scenarios/],
   [['--against', 'HEAD', '--instructions', '--only', 'h3 yaml'], /--only "h3 yaml" matches no scenario; known: h1 json log-on/],
-  [['--against', 'HEAD', '--instructions', '--peers', 'express'], /--peers: "express" is not a peer; known: ceiling\+headers, fastify/],
+  [['--against', 'HEAD', '--instructions', '--peers', 'express'], /--peers: "express" is not a peer; known: ceiling\+headers, ceiling\+modules, fastify/],
 ] as const) {
   test(`bench --against ${args.join(' ')}: exit 2, ${String(message)}`, () => {
     const r = bench(...args);
@@ -82,6 +82,14 @@ test('bench --against --instructions: the log\'s share is given for log-on rows;
   assert.match(lines[3] ?? '', /^\| h1 json log-off \| 100\.0k \| 101\.0k \| 0\.900 met \| – \| 85\.0k \| 1\.176 missed \| 125\.0k \| 0\.800 missed \|/);
   // Without peers, none of their columns.
   assert.doesNotMatch(markdownCounts([], 'abc', 'def', []), /fastify|ceiling/);
+});
+
+test('bench --against --instructions: ceiling+modules is given with its ratio and no verdict (it has no target of its own)', async () => {
+  const { markdownCounts } = await import('../../bench/against.js');
+  const row = { scenario: 'h1 json log-off', main: { 'HEAD log-off': 94_000, 'REF log-off': 100_000, 'ceiling+headers': 85_500, 'ceiling+modules': 87_000 }, compiles: {}, others: {}, failed: 0, headRef: 0.94, headPeers: { 'ceiling+headers': 94 / 85.5, 'ceiling+modules': 94 / 87 }, logShare: undefined };
+  const lines = markdownCounts([row], 'abc', 'def', ['ceiling+headers', 'ceiling+modules']).split('\n');
+  assert.match(lines[0] ?? '', /\| ceiling\+headers \| HEAD ÷ ceiling\+headers \(≤ 1\.1, log-off\) \| ceiling\+modules \| HEAD ÷ ceiling\+modules \(no target, log-off\) \|/);
+  assert.match(lines[2] ?? '', /\| 85\.5k \| 1\.099 met \| 87\.0k \| 1\.080 \|/);
 });
 
 test('bench --against --only: "h1" picks the HTTP/1.1 JSON and XML scenarios, not the file store\'s, which only "users" names', async () => {
