@@ -4,7 +4,7 @@
 //   npm run bench -- --against 7e3f665 [--only "h1 json,h2"] [--rounds N] [--seconds S] [--slices N]
 //                    [--connections N] [--rebuild] [--unpinned] [--cpu-prof]
 //   npm run bench -- --against REF --instructions [--only …] [--requests N] [--warmup N] [--threaded]
-//                    [--peers ceiling+headers,fastify]   (callgrind: instructions per request)
+//                    [--peers ceiling+headers,ceiling+modules,fastify] (callgrind: instructions per request)
 //
 // REF is built in a temporary git worktree (its own `npm ci`, its own `npm run build`), and its
 // dist/ kept under bench/results/against/<commit>/ (a commit's build never changes; --rebuild
