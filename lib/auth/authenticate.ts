@@ -44,6 +44,8 @@ export interface Attempt {
   succeed(): Promise<void>;
   /** Neither: the attempt ended without a verdict (overload, store error, stale nonce). */
   release(): Promise<void>;
+  /** The key of the address it is counted under (addressKey()), which its hash is queued by too. */
+  readonly addressKey: string;
 }
 
 /**
@@ -112,7 +114,7 @@ export function createAuthenticator(o: AuthenticatorOptions) {
       open = false;
       return o.throttle.settle(id, account, address, outcome);
     };
-    return { fail: settle('fail'), succeed: settle('success'), release: settle('none') };
+    return { fail: settle('fail'), succeed: settle('success'), release: settle('none'), addressKey: address };
   }
 
   async function basic(header: string, ctx: RequestContext): Promise<Authenticated> {
@@ -128,7 +130,7 @@ export function createAuthenticator(o: AuthenticatorOptions) {
     const { attempt, record: read } = await gateAndRead(name, ctx.address);
     let record: UserRecord | undefined;
     try {
-      record = await o.users.verify(name, creds.password, { record: read }, addressKey(ctx.address));
+      record = await o.users.verify(name, creds.password, { record: read }, attempt.addressKey);
     } catch (error) {
       await attempt.release();
       throw error;
